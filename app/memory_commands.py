@@ -1,0 +1,346 @@
+"""`astra-memory memory ...` and `astra-memory smoke ...`: the memory from the shell.
+
+Commands that only read or delete never load the embedding model; search, import, eval
+and smoke do, once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.syntax import Syntax
+from rich.table import Table
+
+from app.errors import CommandError
+from app.settings import Settings
+from memory import MemoryRecord, MemoryService, MemoryStore, TestEvidence, open_store
+from memory.embedder import shared_embedder
+from memory.evaluation import evaluate, parse_queries
+from memory.records import utc_now
+from memory.transfer import export_lines, import_records, parse_import
+
+SMOKE_SCOPE = "smoke"
+SMOKE_OUTCOME = "smoke check: synthetic passing outcome (exit code 0)"
+SMOKE_SYMPTOM = (
+    "FAILED tests/test_smoke.py::test_round_trip - AssertionError: "
+    "smoke record for astra-memory persisted across processes"
+)
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    store = open_store(args.memory or settings.memory_url)
+    try:
+        if args.command == "smoke":
+            return await (smoke_store if args.step == "store" else smoke_verify)(
+                args, settings, store
+            )
+        return await ACTIONS[args.action](args, settings, store)
+    finally:
+        await store.close()
+
+
+def _embedder(settings: Settings):
+    return shared_embedder(settings.astra_embedding_model_path)
+
+
+async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
+    """The record with this id, or the one record whose id starts with it."""
+    record = await store.get(memory_id)
+    if record is not None:
+        return record
+    matches = [r for r in await store.list_records() if r.memory_id.startswith(memory_id)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise CommandError(f"id prefix {memory_id!r} matches {len(matches)} records; give more")
+    raise CommandError(f"no memory record with id {memory_id!r}")
+
+
+def provenance_label(record: MemoryRecord) -> str:
+    return "test-confirmed" if record.provenance == "test-confirmed" else "IMPORTED, not tested"
+
+
+# -- memory actions --------------------------------------------------------------------
+
+
+async def memory_list(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    records = await store.list_records(scope=args.scope, limit=args.limit or None)
+    stats = await store.delivery_stats([r.memory_id for r in records])
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {**r.model_dump(mode="json"), "audit": stats[r.memory_id].model_dump()}
+                    for r in records
+                ]
+            )
+        )
+        return 0
+    if not records:
+        console.print("No memory records." + (f" (scope {args.scope})" if args.scope else ""))
+        return 0
+    table = Table("id", "scope", "error type", "fix", "files", "stored", "kind", "delivered")
+    for r in records:
+        audit = stats[r.memory_id]
+        table.add_row(
+            r.short_id,
+            escape(r.scope),
+            escape(r.error_type),
+            escape(_clip(r.fix_description, 60)) + (" [red]FLAGGED[/]" if r.flags else ""),
+            escape(", ".join(r.file_paths)),
+            r.timestamp.strftime("%Y-%m-%d %H:%M"),
+            provenance_label(r),
+            f"{audit.delivered} ({audit.sessions_green} green)",
+        )
+    console.print(table)
+    return 0
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+async def memory_show(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    record = await resolve_id(store, args.memory_id)
+    audit = (await store.delivery_stats([record.memory_id]))[record.memory_id]
+    if args.json:
+        print(json.dumps({**record.model_dump(mode="json"), "audit": audit.model_dump()}))
+        return 0
+    rows = [
+        ("memory id", record.memory_id),
+        ("scope", record.scope),
+        ("kind", provenance_label(record)),
+        ("error type", record.error_type),
+        ("files", ", ".join(record.file_paths)),
+        ("fix", record.fix_description),
+        ("outcome", record.outcome),
+        ("stored", record.timestamp.isoformat()),
+        ("expires", record.expires_at.isoformat() if record.expires_at else "never"),
+        (
+            "session",
+            record.session_id + (f" (response {record.response_id})" if record.response_id else ""),
+        ),
+        ("embedding", record.embedding_model),
+        ("audit", audit.describe()),
+    ]
+    if record.evidence:
+        e = record.evidence
+        rows.append(
+            ("evidence", f"`{e.command}` exit {e.exit_code}: {e.passed} passed, {e.failed} failed")
+        )
+    table = Table.grid(padding=(0, 2))
+    for name, value in rows:
+        table.add_row(f"[bold]{name}[/]", escape(value))
+    if record.flags:
+        table.add_row("[bold red]FLAGGED[/]", escape("; ".join(record.flags)))
+    console.print(table)
+    for title, body in (
+        ("symptom", record.symptom),
+        ("passing output", record.evidence.output_excerpt if record.evidence else ""),
+    ):
+        if body:
+            console.print(f"\n[bold]{title}[/]")
+            console.print(escape(body))
+    if record.diff:
+        console.print("\n[bold]diff[/]")
+        console.print(Syntax(record.diff, "diff", theme="ansi_dark", word_wrap=True))
+    return 0
+
+
+async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    results = await store.search(
+        await _embedder(settings).embed(args.query),
+        args.query,
+        scope=args.scope,
+        error_type=args.error_type,
+        top_k=_top_k(args.top_k),
+        min_score=args.min_score,
+        now=utc_now(),
+    )
+    if args.json:
+        print(json.dumps([{"score": r.score, **r.record.model_dump(mode="json")} for r in results]))
+        return 0
+    if not results:
+        console.print(f"No matches in scope {escape(args.scope)!r}.")
+        return 0
+    table = Table("#", "score", "id", "error type", "fix", "files", "kind")
+    for r in results:
+        table.add_row(
+            str(r.rank),
+            f"{r.score:.4f}",
+            r.record.short_id,
+            escape(r.record.error_type),
+            escape(_clip(r.record.fix_description, 60))
+            + (" [red]FLAGGED[/]" if r.record.flags else ""),
+            escape(", ".join(r.record.file_paths)),
+            provenance_label(r.record),
+        )
+    console.print(table)
+    return 0
+
+
+def _top_k(value: int) -> int:
+    if not 1 <= value <= 10:
+        raise CommandError(f"--top-k must be from 1 to 10, got {value}", 2)
+    return value
+
+
+async def memory_delete(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    record = await resolve_id(store, args.memory_id)
+    await store.delete(record.memory_id)
+    console.print(f"deleted {record.memory_id}")
+    return 0
+
+
+async def memory_stats(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    stats = await store.stats(utc_now())
+    if args.json:
+        print(stats.model_dump_json())
+        return 0
+    console.print(f"store: {escape(store.url)}")
+    console.print(
+        f"records: {stats.records} · imported: {stats.imported} · flagged: {stats.flagged} · "
+        f"expired: {stats.expired} · deliveries: {stats.deliveries}"
+    )
+    for title, counts in (("scope", stats.by_scope), ("error type", stats.by_error_type)):
+        table = Table(title, "records")
+        for name, count in sorted(counts.items(), key=lambda item: -item[1]):
+            table.add_row(escape(name), str(count))
+        console.print(table)
+    return 0
+
+
+async def memory_export(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
+    count = 0
+    try:
+        async for line in export_lines(store, scope=args.scope):
+            out.write(line + "\n")
+            count += 1
+    finally:
+        if args.out:
+            out.close()
+    err_console.print(f"exported {count} record(s)" + (f" to {args.out}" if args.out else ""))
+    return 0
+
+
+def _read_lines(name: str) -> list[str]:
+    if name == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        return Path(name).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {name}: {exc}") from exc
+
+
+async def memory_import(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    records = parse_import(_read_lines(args.file), default_scope=args.scope, now=utc_now())
+    if not records:
+        raise CommandError(f"{args.file} holds no records")
+    with Progress(console=err_console, transient=True) as progress:
+        task = progress.add_task("embedding", total=len(records))
+        count = await import_records(
+            store,
+            _embedder(settings),
+            records,
+            lambda done, total: progress.update(task, completed=done),
+        )
+    imported = sum(r.provenance == "imported" for r in records)
+    console.print(
+        f"imported {count} record(s) into {escape(store.url)}"
+        + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
+    )
+    return 0
+
+
+async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    queries = parse_queries(_read_lines(args.queries))
+    report = await evaluate(store, _embedder(settings), queries, scope=args.scope, now=utc_now())
+    if args.json:
+        print(report.model_dump_json())
+        return 0
+    console.print(
+        f"queries: {report.queries} · recall@1: {report.recall_at_1:.3f} · "
+        f"recall@3: {report.recall_at_3:.3f} · MRR: {report.mrr:.3f}"
+    )
+    for miss in report.misses:
+        where = f"rank {miss.rank}" if miss.rank else "not in top 10"
+        console.print(
+            f"miss ({where}): expected {miss.expect[:8]}, got "
+            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {escape(_clip(miss.query, 70))}"
+        )
+    return 0
+
+
+ACTIONS = {
+    "list": memory_list,
+    "show": memory_show,
+    "search": memory_search,
+    "delete": memory_delete,
+    "stats": memory_stats,
+    "export": memory_export,
+    "import": memory_import,
+    "eval": memory_eval,
+}
+
+
+# -- smoke -----------------------------------------------------------------------------
+
+
+async def smoke_store(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    """Store a temporary record, find it again by its symptom, print its id."""
+    session = f"smoke-{uuid.uuid4()}"
+    service = MemoryService(store, _embedder(settings), session_id=session, scope=SMOKE_SCOPE)
+    await service.search_codebase_memory(SMOKE_SYMPTOM, top_k=1)
+    service.confirm_outcome(
+        SMOKE_OUTCOME,
+        TestEvidence(command="astra-memory smoke store", exit_code=0, passed=1, failed=0),
+    )
+    memory_id = await service.store_fix_memory(
+        "Smoke check record: a temporary fix stored by `astra-memory smoke store`; "
+        "`smoke verify` deletes it.",
+        "AssertionError",
+        ["tests/test_smoke.py"],
+        SMOKE_OUTCOME,
+        expires_at=utc_now() + timedelta(days=1),
+    )
+    found = await service.search_codebase_memory(SMOKE_SYMPTOM, top_k=10)
+    match = next((r for r in found.results if r.record.memory_id == memory_id), None)
+    if match is None:
+        raise CommandError(f"stored {memory_id} but a search in scope {SMOKE_SCOPE!r} missed it")
+    err_console.print(
+        f"stored smoke record in {escape(store.url)}; search found it at rank {match.rank} "
+        f"(score {match.score:.4f}). Next: astra-memory smoke verify --memory-id {memory_id}"
+    )
+    print(memory_id)
+    return 0
+
+
+async def smoke_verify(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    """In a new process: the smoke record is there and searchable; then delete it."""
+    record = await store.get(args.memory_id)
+    if record is None or record.scope != SMOKE_SCOPE:
+        raise CommandError(f"no smoke record with id {args.memory_id!r} in {store.url}")
+    service = MemoryService(
+        store, _embedder(settings), session_id="smoke-verify", scope=SMOKE_SCOPE
+    )
+    found = await service.search_codebase_memory(record.symptom, top_k=10)
+    if all(r.record.memory_id != record.memory_id for r in found.results):
+        raise CommandError(f"{record.memory_id} persisted but search did not find it")
+    await store.delete(record.memory_id)
+    if await store.get(record.memory_id) is not None:
+        raise CommandError(f"{record.memory_id} is still there after delete")
+    console.print(f"verified {record.memory_id}: persisted, searchable, now deleted")
+    return 0

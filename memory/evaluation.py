@@ -1,0 +1,98 @@
+"""Retrieval quality on the user's own data: recall@1, recall@3 and MRR over labelled queries.
+
+Each query is searched exactly as the agent's tool searches (same embedder, same hybrid
+ranking, same filters), but nothing is written to the delivery audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from memory.embedder import Embedder
+from memory.errors import MemoryValidationError
+from memory.store import MemoryStore
+
+MRR_DEPTH = 10
+
+
+class EvalQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str
+    expect: str
+    error_type: str | None = None
+    scope: str | None = None
+
+
+class EvalMiss(BaseModel):
+    query: str
+    expect: str
+    rank: int | None  # where the expected record came, if within MRR_DEPTH
+    got: list[str]
+
+
+class EvalReport(BaseModel):
+    recall_at_1: float
+    recall_at_3: float
+    mrr: float
+    queries: int
+    misses: list[EvalMiss]
+
+
+def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
+    queries = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            queries.append(EvalQuery.model_validate_json(line))
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            raise MemoryValidationError(f"line {number}: {problem['msg']}") from exc
+    if not queries:
+        raise MemoryValidationError("no queries in the file")
+    return queries
+
+
+async def evaluate(
+    store: MemoryStore,
+    embedder: Embedder,
+    queries: list[EvalQuery],
+    *,
+    scope: str,
+    now: datetime,
+    keyword_ranking: bool = True,
+) -> EvalReport:
+    """Search each query; `keyword_ranking=False` ranks by the vectors alone (a baseline)."""
+    vectors = await embedder.embed_many([q.query for q in queries])
+    hits_1 = hits_3 = 0
+    reciprocal = 0.0
+    misses = []
+    for query, vector in zip(queries, vectors, strict=True):
+        results = await store.search(
+            vector,
+            query.query if keyword_ranking else "",
+            scope=query.scope or scope,
+            error_type=query.error_type,
+            top_k=MRR_DEPTH,
+            min_score=-1.0,
+            now=now,
+        )
+        ids = [r.record.memory_id for r in results]
+        rank = ids.index(query.expect) + 1 if query.expect in ids else None
+        hits_1 += rank == 1
+        hits_3 += rank is not None and rank <= 3
+        reciprocal += 1 / rank if rank else 0.0
+        if rank != 1:
+            misses.append(EvalMiss(query=query.query, expect=query.expect, rank=rank, got=ids[:3]))
+    count = len(queries)
+    return EvalReport(
+        recall_at_1=hits_1 / count,
+        recall_at_3=hits_3 / count,
+        mrr=reciprocal / count,
+        queries=count,
+        misses=misses,
+    )

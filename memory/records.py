@@ -1,0 +1,119 @@
+"""Data types of the codebase memory: what a confirmed fix looks like at rest and in a search.
+
+Widgets import these for display, so this module depends on pydantic alone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+EMBEDDING_DIMENSION = 384
+
+Provenance = Literal["test-confirmed", "imported"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _require_aware(value: datetime | None) -> datetime | None:
+    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
+        raise ValueError("timestamp must include a timezone")
+    return value
+
+
+class TestEvidence(BaseModel):
+    """The passing test run that confirmed a fix."""
+
+    __test__ = False  # not a pytest test class
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    exit_code: int
+    passed: int
+    failed: int
+    output_excerpt: str = ""
+
+
+class MemoryRecord(BaseModel):
+    """One confirmed (or imported) fix, with the proof and the failure it answered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_id: str
+    scope: str = "default"
+    fix_description: str
+    error_type: str
+    file_paths: tuple[str, ...]
+    outcome: str
+    symptom: str = ""
+    diff: str = ""
+    session_id: str
+    response_id: str | None = None
+    timestamp: datetime
+    expires_at: datetime | None = None
+    embedding_model: str = EMBEDDING_MODEL
+    provenance: Provenance = "test-confirmed"
+    evidence: TestEvidence | None = None
+    flags: tuple[str, ...] = ()
+
+    @field_validator("timestamp", "expires_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return _require_aware(value)
+
+    @property
+    def short_id(self) -> str:
+        return self.memory_id[:8]
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def embedding_text(self) -> str:
+        """The text whose embedding represents this record: the failure first, then the fix."""
+        parts = [self.symptom, self.error_type, self.fix_description, " ".join(self.file_paths)]
+        return "\n".join(part for part in parts if part)
+
+
+class MemorySearchResult(BaseModel):
+    """A record returned by a search; `score` is the cosine similarity to the query."""
+
+    model_config = ConfigDict(frozen=True)
+
+    record: MemoryRecord
+    score: float
+    rank: int = Field(ge=1)
+
+
+class DeliveryStats(BaseModel):
+    """How often a record reached a session, and how those sessions ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    delivered: int = 0
+    sessions_ended: int = 0
+    sessions_green: int = 0
+
+    def describe(self) -> str:
+        if not self.delivered:
+            return "never delivered"
+        text = f"delivered {self.delivered} time{'s' if self.delivered != 1 else ''}"
+        if self.sessions_ended:
+            text += f", {self.sessions_green} of {self.sessions_ended} sessions ended green"
+        return text
+
+
+class StoreStats(BaseModel):
+    """Counts for `memory stats`."""
+
+    records: int
+    by_scope: dict[str, int]
+    by_error_type: dict[str, int]
+    flagged: int
+    imported: int
+    expired: int
+    deliveries: int
