@@ -160,14 +160,9 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
 
 
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    results = await store.search(
-        await _embedder(settings).embed(args.query),
-        args.query,
-        scope=args.scope,
-        error_type=args.error_type,
-        top_k=_top_k(args.top_k),
-        min_score=args.min_score,
-        now=utc_now(),
+    service = MemoryService(store, _embedder(settings), session_id="cli", scope=args.scope)
+    results = await service.find(
+        args.query, error_type=args.error_type, top_k=_top_k(args.top_k), min_score=args.min_score
     )
     if args.json:
         print(json.dumps([{"score": r.score, **r.record.model_dump(mode="json")} for r in results]))
@@ -267,7 +262,8 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     queries = parse_queries(_read_lines(args.queries))
-    report = await evaluate(store, _embedder(settings), queries, scope=args.scope, now=utc_now())
+    service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
+    report = await evaluate(service, queries)
     if args.json:
         print(report.model_dump_json())
         return 0

@@ -7,13 +7,11 @@ ranking, same filters), but nothing is written to the delivery audit.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from memory.embedder import Embedder
 from memory.errors import MemoryValidationError
-from memory.store import MemoryStore
+from memory.service import MemoryService
 
 MRR_DEPTH = 10
 
@@ -57,29 +55,18 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
     return queries
 
 
-async def evaluate(
-    store: MemoryStore,
-    embedder: Embedder,
-    queries: list[EvalQuery],
-    *,
-    scope: str,
-    now: datetime,
-    keyword_ranking: bool = True,
-) -> EvalReport:
-    """Search each query; `keyword_ranking=False` ranks by the vectors alone (a baseline)."""
-    vectors = await embedder.embed_many([q.query for q in queries])
+async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
+    """Search each query in its scope (or the service's); score where the expected record came."""
     hits_1 = hits_3 = 0
     reciprocal = 0.0
     misses = []
-    for query, vector in zip(queries, vectors, strict=True):
-        results = await store.search(
-            vector,
-            query.query if keyword_ranking else "",
-            scope=query.scope or scope,
+    for query in queries:
+        results = await service.find(
+            query.query,
             error_type=query.error_type,
             top_k=MRR_DEPTH,
             min_score=-1.0,
-            now=now,
+            scope=query.scope,
         )
         ids = [r.record.memory_id for r in results]
         rank = ids.index(query.expect) + 1 if query.expect in ids else None

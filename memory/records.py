@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory.signature import failure_signature
+
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EMBEDDING_DIMENSION = 384
 
@@ -73,9 +75,15 @@ class MemoryRecord(BaseModel):
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
 
+    @property
+    def signature(self) -> tuple[str, ...]:
+        """The shapes of the mismatch in the symptom (see memory.signature)."""
+        return failure_signature(self.symptom)
+
     def embedding_text(self) -> str:
-        """The text whose embedding represents this record: the failure first, then the fix."""
-        parts = [self.symptom, self.error_type, self.fix_description, " ".join(self.file_paths)]
+        """The text whose embedding represents this record: the failure's shape, the failure,
+        then the fix — the order in which a later failure will resemble it."""
+        parts = [*self.signature, self.symptom, self.error_type, self.fix_description]
         return "\n".join(part for part in parts if part)
 
 

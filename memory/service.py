@@ -17,6 +17,7 @@ from memory.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
 from memory.records import MemoryRecord, MemorySearchResult, TestEvidence, utc_now
 from memory.safety import instruction_flags, redact_secrets
+from memory.signature import with_signature
 from memory.store import MemoryStore
 
 MAX_QUERY_CHARS = 8_000
@@ -145,6 +146,27 @@ class MemoryService:
         """Record an outcome this run's passing tests produced; only these may be stored."""
         self._confirmed[required_text(outcome, "outcome", MAX_OUTCOME_CHARS)] = evidence
 
+    async def find(
+        self,
+        query: str,
+        *,
+        error_type: str | None = None,
+        top_k: int = 3,
+        min_score: float | None = None,
+        scope: str | None = None,
+    ) -> list[MemorySearchResult]:
+        """Search without auditing: the ranking the tool uses, for people and evaluations."""
+        text = with_signature(query)
+        return await self.store.search(
+            await self.embedder.embed(text),
+            text,
+            scope=scope or self.scope,
+            error_type=error_type,
+            top_k=top_k,
+            min_score=self.min_score if min_score is None else min_score,
+            now=self.clock(),
+        )
+
     async def search_codebase_memory(
         self,
         query: str,
@@ -153,23 +175,14 @@ class MemoryService:
         *,
         response_id: str | None = None,
     ) -> SearchReport:
+        """The model's tool: validated, redacted, searched in this scope, and audited."""
         clean_query = required_text(query, "query", MAX_QUERY_CHARS)
         clean_error = (
             None
             if error_type is None
             else required_text(error_type, "error_type", MAX_ERROR_TYPE_CHARS)
         )
-        top_k = validate_top_k(top_k)
-        vector = await self.embedder.embed(clean_query)
-        results = await self.store.search(
-            vector,
-            clean_query,
-            scope=self.scope,
-            error_type=clean_error,
-            top_k=top_k,
-            min_score=self.min_score,
-            now=self.clock(),
-        )
+        results = await self.find(clean_query, error_type=clean_error, top_k=validate_top_k(top_k))
         await self.store.record_deliveries(self.session_id, response_id, results)
         self.last_query = clean_query
         return SearchReport(clean_query, clean_error, results)

@@ -53,31 +53,36 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 symptom TEXT NOT NULL,
                 error_type TEXT NOT NULL,
                 file_paths TEXT NOT NULL,
+                signature TEXT NOT NULL,
                 record_json TEXT NOT NULL,
                 embedding BLOB NOT NULL
             )""",
             "CREATE INDEX memories_scope ON memories(scope, error_type_key)",
             """CREATE VIRTUAL TABLE memories_fts USING fts5(
-                fix_description, symptom, error_type, file_paths,
+                fix_description, symptom, error_type, file_paths, signature,
                 content='memories', content_rowid='id', tokenize='porter unicode61'
             )""",
             """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths);
+                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
+                                         signature)
+                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
+                        new.signature);
             END""",
             """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
                 INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths)
+                                         error_type, file_paths, signature)
                 VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths);
+                        old.file_paths, old.signature);
             END""",
             """CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
                 INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths)
+                                         error_type, file_paths, signature)
                 VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths);
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths);
+                        old.file_paths, old.signature);
+                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
+                                         signature)
+                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
+                        new.signature);
             END""",
             """CREATE TABLE deliveries (
                 id INTEGER PRIMARY KEY,
@@ -250,14 +255,16 @@ class SQLiteMemoryStore:
         def statements(conn: sqlite3.Connection) -> None:
             conn.executemany(
                 """INSERT INTO memories (memory_id, scope, error_type_key, expires_epoch, timestamp,
-                       fix_description, symptom, error_type, file_paths, record_json, embedding)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                       fix_description, symptom, error_type, file_paths, signature, record_json,
+                       embedding)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT(memory_id) DO UPDATE SET
                        scope = excluded.scope, error_type_key = excluded.error_type_key,
                        expires_epoch = excluded.expires_epoch, timestamp = excluded.timestamp,
                        fix_description = excluded.fix_description, symptom = excluded.symptom,
                        error_type = excluded.error_type, file_paths = excluded.file_paths,
-                       record_json = excluded.record_json, embedding = excluded.embedding""",
+                       signature = excluded.signature, record_json = excluded.record_json,
+                       embedding = excluded.embedding""",
                 rows,
             )
 
@@ -283,6 +290,7 @@ class SQLiteMemoryStore:
             record.symptom,
             record.error_type,
             " ".join(record.file_paths),
+            " ".join(record.signature),
             record.model_dump_json(),
             _vector_blob(vector),
         )

@@ -1,0 +1,42 @@
+"""Shared fixtures: a fresh store per test, the hash embedder, and the real model once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory import MemoryService, open_store
+from memory.embedder import shared_embedder
+from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.sqlite3"
+
+
+@pytest.fixture
+async def store(db_path: Path):
+    store = open_store(f"sqlite:///{db_path}")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    embedder = shared_embedder()
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture
+def service(store, embedder) -> MemoryService:
+    service = MemoryService(store, embedder, session_id="session-alpha", scope="alpha")
+    service.confirm_outcome(PASSING, EVIDENCE)
+    return service
