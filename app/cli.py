@@ -109,6 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation.add_argument(
         "--scope", default="default", help="scope for queries that name none (default: default)"
     )
+    evaluation.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
+    )
 
     smoke = commands.add_parser(
         "smoke", help="check the store end to end: store a temporary fix, then verify it"

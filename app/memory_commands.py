@@ -23,7 +23,7 @@ from app.errors import CommandError
 from app.settings import Settings
 from memory import MemoryRecord, MemoryService, MemoryStore, TestEvidence, open_store
 from memory.embedder import shared_embedder
-from memory.evaluation import evaluate, parse_queries
+from memory.evaluation import evaluate, fix_text_baseline, parse_queries
 from memory.records import utc_now
 from memory.transfer import export_lines, import_records, parse_import
 
@@ -71,6 +71,12 @@ def provenance_label(record: MemoryRecord) -> str:
     return "test-confirmed" if record.provenance == "test-confirmed" else "IMPORTED, not tested"
 
 
+def _markers(record: MemoryRecord) -> str:
+    """Rich markup that flags imported and instruction-like records ahead of their text."""
+    marks = "[yellow]IMPORTED, not tested[/]  " if record.provenance == "imported" else ""
+    return marks + ("[red]FLAGGED as instruction-like[/]" if record.flags else "")
+
+
 # -- memory actions --------------------------------------------------------------------
 
 
@@ -90,20 +96,16 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
     if not records:
         console.print("No memory records." + (f" (scope {args.scope})" if args.scope else ""))
         return 0
-    table = Table("id", "scope", "error type", "fix", "files", "stored", "kind", "delivered")
     for r in records:
         audit = stats[r.memory_id]
-        table.add_row(
-            r.short_id,
-            escape(r.scope),
-            escape(r.error_type),
-            escape(_clip(r.fix_description, 60)) + (" [red]FLAGGED[/]" if r.flags else ""),
-            escape(", ".join(r.file_paths)),
-            r.timestamp.strftime("%Y-%m-%d %H:%M"),
-            provenance_label(r),
-            f"{audit.delivered} ({audit.sessions_green} green)",
+        console.print(
+            f"[bold]{r.short_id}[/]  {escape(r.error_type)}  scope {escape(r.scope)}  "
+            f"{r.timestamp:%Y-%m-%d}  {audit.describe()}  {_markers(r)}"
         )
-    console.print(table)
+        console.print(f"    {escape(r.fix_description)}", overflow="ellipsis", no_wrap=True)
+        console.print(
+            f"    [dim]{escape(', '.join(r.file_paths))}[/]", overflow="ellipsis", no_wrap=True
+        )
     return 0
 
 
@@ -170,19 +172,13 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
     if not results:
         console.print(f"No matches in scope {escape(args.scope)!r}.")
         return 0
-    table = Table("#", "score", "id", "error type", "fix", "files", "kind")
     for r in results:
-        table.add_row(
-            str(r.rank),
-            f"{r.score:.4f}",
-            r.record.short_id,
-            escape(r.record.error_type),
-            escape(_clip(r.record.fix_description, 60))
-            + (" [red]FLAGGED[/]" if r.record.flags else ""),
-            escape(", ".join(r.record.file_paths)),
-            provenance_label(r.record),
+        console.print(
+            f"[bold]#{r.rank}  {r.score:.4f}[/]  {r.record.short_id}  "
+            f"{escape(r.record.error_type)}  {_markers(r.record)}"
         )
-    console.print(table)
+        console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
+        console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
     return 0
 
 
@@ -264,13 +260,19 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     queries = parse_queries(_read_lines(args.queries))
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
     report = await evaluate(service, queries)
+    baseline = await fix_text_baseline(service, queries) if args.baseline else None
     if args.json:
-        print(report.model_dump_json())
+        payload = report.model_dump()
+        if baseline:
+            payload["baseline"] = baseline.model_dump(exclude={"misses"})
+        print(json.dumps(payload))
         return 0
-    console.print(
-        f"queries: {report.queries} · recall@1: {report.recall_at_1:.3f} · "
-        f"recall@3: {report.recall_at_3:.3f} · MRR: {report.mrr:.3f}"
-    )
+    for name, figures in (("memory", report), ("fix text alone", baseline)):
+        if figures:
+            console.print(
+                f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+                f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+            )
     for miss in report.misses:
         where = f"rank {miss.rank}" if miss.rank else "not in top 10"
         console.print(

@@ -6,12 +6,15 @@ ranking, same filters), but nothing is written to the delivery audit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.errors import MemoryValidationError
 from memory.service import MemoryService
+from memory.sqlite_store import SQLiteMemoryStore
 
 MRR_DEPTH = 10
 
@@ -57,10 +60,8 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
 
 async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
     """Search each query in its scope (or the service's); score where the expected record came."""
-    hits_1 = hits_3 = 0
-    reciprocal = 0.0
-    misses = []
-    for query in queries:
+
+    async def ranking(query: EvalQuery) -> list[str]:
         results = await service.find(
             query.query,
             error_type=query.error_type,
@@ -68,7 +69,46 @@ async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalRepo
             min_score=-1.0,
             scope=query.scope,
         )
-        ids = [r.record.memory_id for r in results]
+        return [r.record.memory_id for r in results]
+
+    return await _score(queries, ranking)
+
+
+async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
+    """The same queries against the seed design: each record embedded by its fix text alone,
+    ranked by cosine only. The gap to `evaluate` is what the symptom and keywords buy."""
+    records = await service.store.list_records()
+    vectors = await service.embedder.embed_many([r.fix_description for r in records])
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteMemoryStore(Path(folder) / "baseline.sqlite3")
+        await store.upsert_many(list(zip(records, vectors, strict=True)))
+
+        async def ranking(query: EvalQuery) -> list[str]:
+            results = await store.search(
+                await service.embedder.embed(query.query),
+                "",
+                scope=query.scope or service.scope,
+                error_type=query.error_type,
+                top_k=MRR_DEPTH,
+                min_score=-1.0,
+                now=service.clock(),
+            )
+            return [r.record.memory_id for r in results]
+
+        try:
+            return await _score(queries, ranking)
+        finally:
+            await store.close()
+
+
+async def _score(
+    queries: list[EvalQuery], ranking: Callable[[EvalQuery], Awaitable[list[str]]]
+) -> EvalReport:
+    hits_1 = hits_3 = 0
+    reciprocal = 0.0
+    misses = []
+    for query in queries:
+        ids = await ranking(query)
         rank = ids.index(query.expect) + 1 if query.expect in ids else None
         hits_1 += rank == 1
         hits_3 += rank is not None and rank <= 3

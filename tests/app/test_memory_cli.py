@@ -1,0 +1,221 @@
+"""`astra-memory memory ...` and `smoke` as a user runs them: output, exit codes, no damage."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+MINIMAL = {
+    "fix_description": "Retry the upload once when the connection resets mid-stream.",
+    "error_type": "ConnectionResetError",
+    "file_paths": ["uploader/client.py"],
+    "symptom": "E   ConnectionResetError: [Errno 104] Connection reset by peer",
+}
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
+    return tmp_path / "data"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def record_count(data_dir: Path) -> int:
+    with sqlite3.connect(data_dir / "memory.sqlite3") as conn:
+        return conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def write_jsonl(path: Path, *rows: object) -> Path:
+    path.write_text(
+        "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
+    )
+    return path
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("astra-memory: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("url", ["postgres://db/memory", "sqlite://", "memory.sqlite3"])
+def test_a_malformed_memory_url_is_one_line_and_exit_2(capsys, data_dir, url):
+    code, out, err = run(capsys, "memory", "list", "--memory", url)
+    assert code == 2 and out == ""
+    assert "memory URL" in one_error_line(err)
+
+
+def test_a_file_that_is_not_a_memory_database_is_left_untouched(capsys, tmp_path, data_dir):
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"not sqlite at all\n" * 100)
+    code, _, err = run(capsys, "memory", "stats", "--memory", f"sqlite:///{path}")
+    assert code == 2
+    assert "not a memory database" in one_error_line(err)
+    assert path.read_bytes() == b"not sqlite at all\n" * 100
+
+
+def test_bad_environment_value_is_one_line(capsys, data_dir, monkeypatch):
+    monkeypatch.setenv("ASTRA_BUDGET_USD", "lots")
+    code, _, err = run(capsys, "memory", "list")
+    assert code == 2
+    assert "ASTRA_BUDGET_USD" in one_error_line(err)
+
+
+def test_import_with_a_bad_line_writes_nothing(capsys, tmp_path, data_dir):
+    source = write_jsonl(
+        tmp_path / "in.jsonl", MINIMAL, {**MINIMAL, "fix_description": "b"}, "{oops"
+    )
+    code, _, err = run(capsys, "memory", "import", str(source))
+    assert code == 1
+    assert "line 3" in one_error_line(err)
+    assert record_count(data_dir) == 0
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({**MINIMAL, "file_paths": "uploader/client.py"}, "list of paths"),
+        ({**MINIMAL, "colour": "blue"}, "unknown field"),
+        ({"fix_description": "x", "error_type": "E"}, "missing field"),
+        ({**MINIMAL, "memory_id": "not-a-uuid"}, "not a UUID"),
+        ([1, 2], "JSON object"),
+    ],
+)
+def test_import_names_the_problem(capsys, tmp_path, data_dir, row, message):
+    code, _, err = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", row)))
+    assert code == 1
+    assert message in one_error_line(err)
+    assert record_count(data_dir) == 0
+
+
+def test_unknown_id_is_one_line_and_changes_nothing(capsys, tmp_path, data_dir):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    for action in ("show", "delete"):
+        code, _, err = run(capsys, "memory", action, "0000dead")
+        assert code == 1
+        assert "no memory record" in one_error_line(err)
+    assert record_count(data_dir) == 1
+
+
+def test_minimal_records_are_marked_imported_wherever_shown(capsys, tmp_path, data_dir):
+    code, out, _ = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    assert code == 0 and "1 marked imported, not test-confirmed" in out
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    assert listed["provenance"] == "imported"
+    assert "IMPORTED" in run(capsys, "memory", "list")[1]
+    shown = run(capsys, "memory", "show", listed["memory_id"][:8])[1]
+    assert "IMPORTED, not tested" in shown and "Connection reset by peer" in shown
+    found = run(capsys, "memory", "search", "ConnectionResetError: [Errno 104]")[1]
+    assert "IMPORTED" in found and listed["memory_id"][:8] in found
+
+
+def test_export_then_import_elsewhere_keeps_ids_and_fields(capsys, tmp_path, data_dir):
+    rows = [
+        {**MINIMAL, "fix_description": f"fix number {n}", "scope": f"s{n % 2}"} for n in range(5)
+    ]
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", *rows)))
+    exported = tmp_path / "export.jsonl"
+    assert run(capsys, "memory", "export", "--out", str(exported))[0] == 0
+    other = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+    assert run(capsys, "memory", "import", str(exported), "--memory", other)[0] == 0
+    before = json.loads(run(capsys, "memory", "list", "--json")[1])
+    after = json.loads(run(capsys, "memory", "list", "--json", "--memory", other)[1])
+    assert len(before) == 5
+    assert sorted(r["memory_id"] for r in before) == sorted(r["memory_id"] for r in after)
+
+    def comparable(rows):
+        return sorted(json.dumps({**row, "audit": None}, sort_keys=True) for row in rows)
+
+    assert comparable(before) == comparable(after)
+
+
+def test_export_to_stdout_is_jsonl(capsys, tmp_path, data_dir):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    code, out, err = run(capsys, "memory", "export")
+    assert code == 0 and "exported 1 record" in err
+    assert json.loads(out.strip())["fix_description"] == MINIMAL["fix_description"]
+
+
+def test_delete_removes_the_record(capsys, tmp_path, data_dir):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    assert run(capsys, "memory", "delete", listed["memory_id"])[0] == 0
+    assert record_count(data_dir) == 0
+    assert json.loads(run(capsys, "memory", "stats", "--json")[1])["records"] == 0
+
+
+def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    queries = write_jsonl(
+        tmp_path / "q.jsonl",
+        {
+            "query": "ConnectionResetError: [Errno 104] Connection reset by peer",
+            "expect": listed["memory_id"],
+        },
+        {
+            "query": "ConnectionResetError while uploading",
+            "expect": "00000000-0000-0000-0000-000000000000",
+        },
+    )
+    code, out, _ = run(capsys, "memory", "eval", str(queries), "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert set(report) == {"recall_at_1", "recall_at_3", "mrr", "queries", "misses"}
+    assert (report["recall_at_1"], report["queries"], len(report["misses"])) == (0.5, 2, 1)
+
+
+def test_eval_with_a_bad_line_is_one_line(capsys, tmp_path, data_dir):
+    code, _, err = run(
+        capsys, "memory", "eval", str(write_jsonl(tmp_path / "q.jsonl", {"query": "x"}))
+    )
+    assert code == 1 and "line 1" in one_error_line(err)
+
+
+def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
+    code, _, err = run(capsys, "memory", "search", "x", "--top-k", "11")
+    assert code == 2 and "--top-k" in one_error_line(err)
+
+
+def test_smoke_store_then_verify_in_another_process(tmp_path):
+    env = {**os.environ, "ASTRA_DATA_DIR": str(tmp_path / "data")}
+    env.pop("ASTRA_MEMORY_URL", None)
+    cli = [sys.executable, "-m", "app.cli"]
+    stored = subprocess.run(
+        [*cli, "smoke", "store"], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert stored.returncode == 0, stored.stderr
+    memory_id = stored.stdout.strip()
+    assert "found it at rank 1" in stored.stderr
+    verified = subprocess.run(
+        [*cli, "smoke", "verify", "--memory-id", memory_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert verified.returncode == 0, verified.stderr
+    assert f"verified {memory_id}" in verified.stdout
+    again = subprocess.run(
+        [*cli, "smoke", "verify", "--memory-id", memory_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert again.returncode == 1 and "no smoke record" in again.stderr
