@@ -11,10 +11,11 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import ValidationError
 
-from app import memory_commands
+from app import memory_commands, session_commands
 from app.errors import CommandError
 from app.settings import Settings
 from memory import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
@@ -115,6 +116,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
     )
 
+    session_options = argparse.ArgumentParser(add_help=False)
+    group = session_options.add_argument_group("session options")
+    group.add_argument("--prompt", help="the task for Astra (default: fix the failing tests)")
+    group.add_argument("--live", action="store_true", help="send paid requests to the model")
+    group.add_argument(
+        "--approve-live-cost",
+        action="store_true",
+        help="approve the session's worst-case cost up front (else asked on a terminal)",
+    )
+    group.add_argument("--replay", type=Path, metavar="FILE", help="rehearsal script (JSONL)")
+    group.add_argument("--model", help="model name (default: ASTRA_MODEL, gpt-6-astra)")
+    group.add_argument("--base-url", metavar="URL", help="Responses API base URL")
+    group.add_argument("--memory", metavar="URL", help="memory store URL")
+    group.add_argument("--scope", default="default", help="memory scope (default: default)")
+    group.add_argument(
+        "--store",
+        choices=("ask", "yes", "no"),
+        default="ask",
+        help="confirm memory writes: ask on a terminal (declines without one), yes, or no",
+    )
+    group.add_argument(
+        "--budget-usd", type=float, metavar="X", help="spending limit for this session"
+    )
+    group.add_argument(
+        "--max-turns", type=_positive_int, default=12, metavar="N", help="model turn limit"
+    )
+
+    run = commands.add_parser(
+        "run",
+        parents=[session_options, json_option],
+        help="one session on a workspace, without the dashboard",
+        description="Exit codes: 0 final test run passed, 1 finished with tests not passing, "
+        "2 usage or configuration error, 3 stopped by budget or a limit, 4 stopped by a gate.",
+    )
+    run.add_argument("--workspace", required=True, metavar="DIR", help="the project to fix")
+
+    demo = commands.add_parser("demo", help="the two-session experiment on demo_projects, offline")
+    demo.add_argument("--headless", action="store_true", help="print to the terminal")
+    demo.add_argument("--memory", metavar="URL", help="memory store URL")
+
+    commands.add_parser("ledger", help="live spend by session")
+
     smoke = commands.add_parser(
         "smoke", help="check the store end to end: store a temporary fix, then verify it"
     )
@@ -142,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = str(problem["loc"][0]).upper() if problem["loc"] else "settings"
         return _fail(f"bad configuration in {name}: {problem['msg']}", 2)
     try:
-        return asyncio.run(memory_commands.dispatch(args, settings))
+        command = COMMANDS.get(args.command, memory_commands.dispatch)
+        return asyncio.run(command(args, settings))
     except CommandError as exc:
         return _fail(str(exc), exc.code)
     except (MemoryStoreError, EmbedderUnavailableError) as exc:
@@ -151,6 +195,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+
+
+COMMANDS = {
+    "run": session_commands.run,
+    "demo": session_commands.demo,
+    "ledger": session_commands.ledger,
+}
 
 
 def _fail(message: str, code: int) -> int:

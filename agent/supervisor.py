@@ -1,0 +1,41 @@
+"""The operator's two gates, as a protocol: approve live cost, confirm each memory write.
+
+The loop asks; a Supervisor answers. The dashboard answers with modals, the headless CLI
+with flags or a terminal prompt. Nothing is sent or written while a question is open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from memory.records import MemoryRecord, MemorySearchResult
+
+
+@dataclass(frozen=True)
+class CostQuote:
+    """What the operator approves before the first paid request."""
+
+    model: str
+    input_per_million_usd: float
+    output_per_million_usd: float
+    max_turns: int
+    max_output_tokens: int
+    session_worst_case_usd: float
+    session_limit_usd: float | None
+    total_limit_usd: float | None
+    remaining_total_usd: float | None
+
+
+@dataclass(frozen=True)
+class StoreProposal:
+    """The exact record a store would write, beside what memory already holds."""
+
+    record: MemoryRecord
+    nearest: list[MemorySearchResult]
+
+
+class Supervisor(Protocol):
+    async def approve_live_cost(self, quote: CostQuote) -> bool: ...
+
+    async def confirm_store(self, proposal: StoreProposal) -> bool: ...

@@ -1,0 +1,316 @@
+"""How requests reach a model: live over HTTP, recorded to a transcript, or replayed from a script.
+
+The agent loop only sees `ResponsesTransport.create(payload) -> dict`, so the same loop runs
+against a paid Responses API endpoint, any compatible server, or the offline rehearsal model
+that the demo and the tests use. A live session can be recorded and replayed as a script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import math
+import os
+import random
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDACTED = "[REDACTED]"
+_MAX_ERROR_TEXT = 300
+
+
+class ResponsesTransport(Protocol):
+    async def create(self, payload: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class ResponsesAPIError(Exception):
+    """The Responses API refused or failed a request; carries what the server said."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        code: str | None = None,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.code = code
+        self.retryable = retryable
+
+    def __str__(self) -> str:
+        head = " ".join(
+            str(part) for part in ("Responses API", self.status, self.error_type) if part
+        )
+        code = f" (code: {self.code})" if self.code else ""
+        return f"{head}{code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """Told to the operator before each backoff sleep."""
+
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+def retry_after_s(headers: Mapping[str, str], now: datetime) -> float | None:
+    """The wait the server asked for: `retry-after-ms`, or `retry-after` in seconds or as a date."""
+    try:
+        if "retry-after-ms" in headers:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif "retry-after" in headers:
+            value = headers["retry-after"]
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = (parsedate_to_datetime(value) - now).total_seconds()
+        else:
+            return None
+    except (ValueError, TypeError):
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def error_from_response(response: httpx.Response) -> ResponsesAPIError:
+    """The server's own error type, code and message, or the start of whatever it sent."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        message = str(error.get("message") or response.reason_phrase)
+        error_type, code = error.get("type"), error.get("code")
+    else:
+        message = response.text.strip()[:_MAX_ERROR_TEXT] or response.reason_phrase
+        error_type = code = None
+    quota_spent = "insufficient_quota" in (error_type, code)
+    return ResponsesAPIError(
+        message,
+        status=response.status_code,
+        error_type=None if error_type is None else str(error_type),
+        code=None if code is None else str(code),
+        retryable=response.status_code in RETRYABLE_STATUSES and not quota_spent,
+    )
+
+
+def describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class HttpResponsesTransport:
+    """POSTs to `{base_url}/responses`, retrying rate limits, server errors and network faults."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 30.0,
+        on_retry: Callable[[RetryNotice], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url = f"{base_url.rstrip('/')}/responses"
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self.on_retry = on_retry
+        self.sleep = sleep
+        self._owns_client = client is None
+        self._client = client if client is not None else httpx.AsyncClient()
+
+    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+        attempt = 0
+        while True:
+            try:
+                response = await self._client.post(
+                    self.url,
+                    json=payload,
+                    headers={"Authorization": f"Bearer {self._api_key}"},
+                    timeout=self.timeout_s,
+                )
+            except httpx.TransportError as exc:
+                reason, asked_s = describe(exc), None
+                message = self._scrub(f"could not reach {self.url}: {reason}")
+                failure = ResponsesAPIError(message, retryable=True)
+            else:
+                if response.is_success:
+                    return self._body(response)
+                failure = error_from_response(response)
+                failure.message = self._scrub(failure.message)
+                reason = f"HTTP {response.status_code}"
+                asked_s = retry_after_s(response.headers, datetime.now(UTC))
+            if not failure.retryable or attempt >= self.max_retries:
+                if failure.retryable and attempt:
+                    failure.message += f" (gave up after {attempt + 1} attempts)"
+                raise failure
+            delay_s = self._delay_s(attempt, asked_s)
+            attempt += 1
+            if self.on_retry:
+                self.on_retry(RetryNotice(attempt, delay_s, reason))
+            await self.sleep(delay_s)
+
+    def _delay_s(self, attempt: int, asked_s: float | None) -> float:
+        """The server's wait when it named one, else exponential backoff with full jitter."""
+        if asked_s is not None:
+            return min(asked_s, self.backoff_cap_s)
+        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+
+    def _body(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise ResponsesAPIError(
+                f"the server answered {self.url} with something other than a JSON object",
+                status=response.status_code,
+            )
+        return body
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, REDACTED) if self._api_key else text
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+
+class RecordingTransport:
+    """Wraps a transport and appends each request/response pair to a JSONL transcript."""
+
+    def __init__(
+        self, inner: ResponsesTransport, path: Path, *, secrets: Sequence[str] = ()
+    ) -> None:
+        self.inner = inner
+        self.path = path
+        # Lines are written with ensure_ascii, so a secret appears in its JSON-escaped form.
+        self._secrets = [json.dumps(secret)[1:-1] for secret in secrets if secret]
+
+    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+        entry: dict[str, Any] = {"at": datetime.now(UTC).isoformat(), "request": payload}
+        try:
+            entry["response"] = await self.inner.create(payload)
+        except Exception as exc:
+            entry["error"] = str(exc)
+            self._append(entry)
+            raise
+        self._append(entry)
+        return entry["response"]
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with open(fd, "a", encoding="utf-8") as transcript:
+            transcript.write(line + "\n")
+
+
+class ReplayScriptError(ValueError):
+    """A rehearsal script line that is neither a model turn nor a transcript line."""
+
+
+Turn = dict[str, Any] | ResponsesAPIError
+
+
+def load_script(script: Path | Sequence[dict[str, Any]]) -> list[Turn]:
+    """Every scripted turn, checked up front so a bad script fails before the session starts."""
+    if not isinstance(script, str | Path):
+        return [as_turn(item, f"script item {number}") for number, item in enumerate(script, 1)]
+    turns = []
+    for number, text in enumerate(Path(script).read_text("utf-8").splitlines(), 1):
+        if text.strip():
+            where = f"{script} line {number}"
+            turns.append(as_turn(parse_line(text, where), where))
+    return turns
+
+
+def parse_line(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReplayScriptError(f"{where}: not valid JSON ({exc.msg})") from None
+
+
+def as_turn(item: Any, where: str) -> Turn:
+    """A model turn as written, a transcript line's response, or a transcript line's error."""
+    if not isinstance(item, dict):
+        raise ReplayScriptError(f"{where}: expected a JSON object, got {type(item).__name__}")
+    if "request" in item and "error" in item and "response" not in item:
+        return ResponsesAPIError(str(item["error"]), error_type="recorded_error")
+    turn = item.get("response", item)
+    output = turn.get("output") if isinstance(turn, dict) else None
+    if not isinstance(output, list) or not all(isinstance(entry, dict) for entry in output):
+        raise ReplayScriptError(f"{where}: 'output' must be a list of objects")
+    return turn
+
+
+class ReplayTransport:
+    """Plays scripted model outputs: the offline model of the demo and the tests."""
+
+    def __init__(self, script: Path | Sequence[dict[str, Any]]) -> None:
+        self._turns = deque(load_script(script))
+        self._length = len(self._turns)
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns)
+
+    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(copy.deepcopy(payload))
+        played = self._length - self.remaining
+        if not self._turns:
+            raise ResponsesAPIError(
+                f"the rehearsal script has no more model turns ({played} played)",
+                error_type="replay_exhausted",
+            )
+        turn = self._turns.popleft()
+        if isinstance(turn, ResponsesAPIError):
+            raise turn
+        return complete(copy.deepcopy(turn), payload, played + 1)
+
+
+def complete(turn: dict[str, Any], payload: dict[str, Any], number: int) -> dict[str, Any]:
+    """Fill in what a real server would send: ids, object, status and a token estimate."""
+    turn.setdefault("id", f"resp_replay_{number}")
+    turn.setdefault("object", "response")
+    turn.setdefault("status", "completed")
+    input_tokens = len(json.dumps(payload)) // 4
+    output_tokens = max(1, len(json.dumps(turn["output"])) // 4)
+    turn.setdefault(
+        "usage",
+        {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens,
+        },
+    )
+    for index, item in enumerate(turn["output"], 1):
+        if item.get("type") == "function_call":
+            item.setdefault("id", f"fc_replay_{number}_{index}")
+            item.setdefault("call_id", f"call_replay_{number}_{index}")
+    return turn

@@ -1,0 +1,339 @@
+"""The coding agent's hands: list, read and edit files, and run the tests, inside one directory.
+
+Everything the model asks for arrives as untrusted text, so every path is confined to the
+workspace (no absolute paths, `~`, `..` escapes or symlinks out), edits must name text that
+occurs exactly once and land atomically, and the tests run in their own process group with a
+timeout and an environment stripped of keys and secrets. A refused call raises `ToolError`,
+whose message the loop hands back to the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import difflib
+import json
+import os
+import re
+import shlex
+import signal
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_READ_BYTES = 256 * 1024
+MAX_LISTED = 500
+BINARY_SNIFF_BYTES = 8 * 1024
+SKIPPED_NAMES = frozenset({".git", "__pycache__", ".venv", ".pytest_cache", "node_modules"})
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+
+_SUMMARY_LINE = re.compile(r"^=*\s*\d+ \w+.* in \d+(\.\d+)?s\b")
+_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
+
+
+class ToolError(Exception):
+    """A refused or failed tool call; the agent loop answers the model with 'ERROR: <message>'."""
+
+
+def scrub_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of env without OPENAI_API_KEY or any variable whose name contains KEY, SECRET,
+    TOKEN or PASSWORD (case-insensitive)."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name != "OPENAI_API_KEY" and not any(m in name.upper() for m in SECRET_MARKERS)
+    }
+
+
+def pytest_counts(output: str) -> tuple[int, int]:
+    """(passed, failed + errors) from pytest's last summary line; (0, 0) when there is none."""
+    for line in reversed(output.splitlines()):
+        if _SUMMARY_LINE.match(line):
+            counts = {"passed": 0, "failed": 0, "error": 0}
+            for number, kind in _COUNT.findall(line):
+                counts[kind.removesuffix("s")] += int(number)
+            return counts["passed"], counts["failed"] + counts["error"]
+    return 0, 0
+
+
+def unified_diff(relative: str, before: str, after: str) -> str:
+    """A git-style unified diff of one file, marking a missing final newline."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{relative}",
+        tofile=f"b/{relative}",
+    )
+    return "".join(
+        line if line.endswith("\n") else f"{line}\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One run of the project's tests, and the proof a passing run gives the memory gate."""
+
+    __test__ = False  # not a pytest test class
+
+    command: str
+    exit_code: int
+    passed: int
+    failed: int
+    timed_out: bool
+    duration_s: float
+    output: str
+    confirmed_outcome: str | None
+
+    def tail(self, limit: int = 4000) -> str:
+        """The last `limit` characters of the output, starting at a line start when possible."""
+        if len(self.output) <= limit:
+            return self.output
+        tail = self.output[-limit:]
+        newline = tail.find("\n")
+        return tail[newline + 1 :] if 0 <= newline < len(tail) - 1 else tail
+
+    @property
+    def summary(self) -> str:
+        if self.timed_out:
+            return f"timed out after {round(self.duration_s, 1):g}s"
+        return f"{self.passed} passed, {self.failed} failed"
+
+    def for_model(self) -> str:
+        """The run_tests tool's answer to the model, as JSON text."""
+        answer: dict[str, object] = {
+            "exit_code": self.exit_code,
+            "passed": self.passed,
+            "failed": self.failed,
+            "summary": self.summary,
+            "output_tail": self.tail(),
+        }
+        if self.confirmed_outcome is not None:
+            answer["confirmed_outcome"] = self.confirmed_outcome
+        return json.dumps(answer)
+
+
+class WorkspaceTools:
+    """The workspace tools for one directory, remembering each edited file's original text."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        base_env: Mapping[str, str],
+        test_command: Sequence[str] | None = None,
+        test_timeout_s: float = 120.0,
+    ) -> None:
+        if not Path(root).is_dir():
+            raise ValueError(f"the workspace {root} is not an existing directory")
+        self.root = Path(root).resolve()
+        self.test_command = list(test_command or [sys.executable, "-m", "pytest", "-q"])
+        self.test_command_display = (
+            shlex.join(test_command) if test_command else "python -m pytest -q"
+        )
+        self.test_timeout_s = test_timeout_s
+        self._env = scrub_environment(base_env) | {"PYTHONDONTWRITEBYTECODE": "1"}
+        self._originals: dict[str, str] = {}
+
+    @property
+    def edited_files(self) -> list[str]:
+        """Relative paths edited so far, in first-edit order."""
+        return list(self._originals)
+
+    def list_files(self, path: str | None = None) -> str:
+        """Sorted relative paths of the files under path, without VCS, cache and venv clutter."""
+        top = self._resolve(path or ".")
+        if not top.is_dir():
+            raise ToolError(f"{path} is not a directory; list_files needs a directory")
+        found = []
+        for folder, dirnames, filenames in os.walk(top):
+            dirnames[:] = [name for name in dirnames if name not in SKIPPED_NAMES]
+            found.extend(
+                (Path(folder) / name).relative_to(self.root).as_posix()
+                for name in filenames
+                if name not in SKIPPED_NAMES and not name.endswith(".pyc")
+            )
+        if not found:
+            return f"no files under {path or '.'}"
+        found.sort()
+        listed = found[:MAX_LISTED]
+        if len(found) > MAX_LISTED:
+            listed.append(f"... and {len(found) - MAX_LISTED} more files")
+        return "\n".join(listed)
+
+    def read_file(self, path: str) -> str:
+        """A text file's content; past 256 KB, its first lines and a note saying it was cut."""
+        data = self._read_bytes(path)
+        text = _decode_text(data, path)
+        if len(data) <= MAX_READ_BYTES:
+            return text
+        head = data[:MAX_READ_BYTES]
+        if b"\n" in head:
+            head = head[: head.rfind(b"\n") + 1]
+        shown = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+        if not shown.endswith("\n"):
+            shown += "\n"
+        return f"{shown}[truncated: showed {len(head)} of {len(data)} bytes of {path}]"
+
+    def apply_edit(self, path: str, old_text: str, new_text: str) -> str:
+        """Replace the one occurrence of old_text with new_text, atomically; returns the diff."""
+        if not old_text:
+            raise ToolError("old_text must not be empty; give the exact text to replace")
+        target = self._resolve(path)
+        before = _decode_text(self._read_bytes(path), path)
+        occurrences = before.count(old_text)
+        if occurrences == 0:
+            raise ToolError(f"old_text not found in {path}")
+        if occurrences > 1:
+            raise ToolError(
+                f"old_text occurs {occurrences} times in {path}; "
+                "include more context so it is unique"
+            )
+        after = before.replace(old_text, new_text, 1)
+        try:
+            _write_atomically(target, after)
+        except OSError as error:
+            raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
+        relative = target.relative_to(self.root).as_posix()
+        self._originals.setdefault(relative, before)
+        return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
+
+    def diff(self) -> str:
+        """The unified diff of every edited file, from before its first edit to now."""
+        return "".join(
+            unified_diff(relative, before, self._current_text(relative))
+            for relative, before in self._originals.items()
+        )
+
+    async def run_tests(self, on_output: Callable[[str], None] | None = None) -> TestRun:
+        """Run the test command in its own process group, streaming lines, within the timeout."""
+        started = time.monotonic()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self.test_command,
+                cwd=self.root,
+                env=self._env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise ToolError(
+                f"cannot start the test command {self.test_command_display}: "
+                f"{error.strerror or error}"
+            ) from error
+        lines: list[str] = []
+        timed_out = False
+        try:
+            await asyncio.wait_for(_collect(process, lines, on_output), self.test_timeout_s)
+        except TimeoutError:
+            timed_out = True
+        finally:
+            # The group also holds anything the tests started; leave nothing running.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            exit_code = await process.wait()
+        output = "".join(f"{line}\n" for line in lines)
+        passed, failed = pytest_counts(output)
+        passing = exit_code == 0 and not timed_out
+        return TestRun(
+            command=self.test_command_display,
+            exit_code=exit_code,
+            passed=passed,
+            failed=failed,
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+            output=output,
+            confirmed_outcome=(
+                f"{self.test_command_display} passed with exit code 0 ({passed} passed)"
+                if passing
+                else None
+            ),
+        )
+
+    def _resolve(self, path: str) -> Path:
+        """The real path inside the workspace that path names, or a ToolError saying why not."""
+        if "\0" in path or path.startswith("~") or Path(path).is_absolute():
+            raise ToolError(f"{path} is not allowed; paths must be relative to the workspace")
+        normal = os.path.normpath(path)
+        if normal == ".." or normal.startswith("../"):
+            raise ToolError(f"{path} leaves the workspace; paths must be relative to the workspace")
+        try:
+            target = (self.root / path).resolve()
+        except (OSError, RuntimeError) as error:
+            raise ToolError(f"cannot resolve {path}: {error}") from error
+        if not target.is_relative_to(self.root):
+            raise ToolError(f"{path} is a symlink that resolves outside the workspace")
+        return target
+
+    def _read_bytes(self, path: str) -> bytes:
+        target = self._resolve(path)
+        if not target.exists():
+            raise ToolError(f"no such file: {path}")
+        if target.is_dir():
+            raise ToolError(f"{path} is a directory, not a file")
+        try:
+            return target.read_bytes()
+        except OSError as error:
+            raise ToolError(f"cannot read {path}: {error.strerror or error}") from error
+
+    def _current_text(self, relative: str) -> str:
+        try:
+            return (self.root / relative).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+
+def _decode_text(data: bytes, path: str) -> str:
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise ToolError(f"{path} is a binary file; only text files can be read or edited")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ToolError(
+            f"{path} is not UTF-8 text; only text files can be read or edited"
+        ) from error
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    """Write to a temporary file beside target, then swap it in, keeping target's mode."""
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(text.encode("utf-8"))
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+async def _collect(
+    process: asyncio.subprocess.Process,
+    lines: list[str],
+    on_output: Callable[[str], None] | None,
+) -> None:
+    """Read merged output to its end, line by line as it arrives, then wait for the exit."""
+    assert process.stdout is not None
+    pending = b""
+    while chunk := await process.stdout.read(64 * 1024):
+        *complete, pending = (pending + chunk).split(b"\n")
+        for raw in complete:
+            _emit(raw, lines, on_output)
+    if pending:
+        _emit(pending, lines, on_output)
+    await process.wait()
+
+
+def _emit(raw: bytes, lines: list[str], on_output: Callable[[str], None] | None) -> None:
+    line = raw.decode("utf-8", errors="replace").removesuffix("\r")
+    lines.append(line)
+    if on_output is not None:
+        on_output(line)

@@ -1,0 +1,131 @@
+"""The headless Supervisor and event printer: a session in a terminal or a pipe.
+
+Flags answer the operator's questions; `--store ask` (and live cost without
+`--approve-live-cost`) asks on a terminal and declines where there is none. Events print
+as readable lines, or as one JSON object per line with `--json`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from typing import Literal
+
+from rich.console import Console
+from rich.markup import escape
+
+from agent import events as ev
+from agent.supervisor import CostQuote, StoreProposal
+
+StorePolicy = Literal["ask", "yes", "no"]
+
+
+def ask_terminal(question: str) -> bool:
+    """y/N on a terminal; False when stdin is not one."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(f"{question} [y/N] ").strip().lower() in {"y", "yes"}
+    except EOFError:
+        return False
+
+
+class HeadlessSupervisor:
+    def __init__(
+        self,
+        *,
+        approve_live_cost: bool,
+        store: StorePolicy,
+        ask: Callable[[str], bool] = ask_terminal,
+    ) -> None:
+        self.approve = approve_live_cost
+        self.store = store
+        self.ask = ask
+
+    async def approve_live_cost(self, quote: CostQuote) -> bool:
+        if self.approve:
+            return True
+        limit = f"${quote.session_limit_usd:.2f}" if quote.session_limit_usd is not None else "none"
+        return await asyncio.to_thread(
+            self.ask,
+            f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
+            f"(session limit {limit}). Send paid requests?",
+        )
+
+    async def confirm_store(self, proposal: StoreProposal) -> bool:
+        if self.store != "ask":
+            return self.store == "yes"
+        record = proposal.record
+        flags = f" FLAGGED: {'; '.join(record.flags)}." if record.flags else ""
+        return await asyncio.to_thread(
+            self.ask,
+            f"Store fix {record.short_id} ({record.error_type}, {', '.join(record.file_paths)}): "
+            f"{record.fix_description}{flags} Write it to memory?",
+        )
+
+
+class EventPrinter:
+    """Prints each event as it happens: readable lines, or JSON lines."""
+
+    def __init__(self, *, as_json: bool, console: Console | None = None) -> None:
+        self.as_json = as_json
+        self.console = console or Console(highlight=False)
+
+    def __call__(self, event: ev.Event) -> None:
+        if self.as_json:
+            print(event.model_dump_json(), flush=True)
+            return
+        line = self.describe(event)
+        if line:
+            self.console.print(line)
+
+    @staticmethod
+    def describe(event: ev.Event) -> str | None:
+        match event:
+            case ev.SessionStarted():
+                return (
+                    f"[bold]session {event.session_id}[/] · {event.model} ({event.mode}) · "
+                    f"workspace {escape(event.workspace)} · scope {escape(event.scope)}"
+                )
+            case ev.ModelResponded():
+                calls = ", ".join(call.name for call in event.function_calls) or "final answer"
+                text = f"\n    {escape(event.text)}" if event.text else ""
+                return (
+                    f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {event.input_tokens}"
+                    f"+{event.output_tokens} tokens · ${event.cost_usd:.4f}{text}"
+                )
+            case ev.ToolAnswered(refused=True):
+                return f"  [red]✗ {event.name}[/]: {escape(event.output)}"
+            case ev.MemoryMatched():
+                if not event.matches:
+                    return "  memory: no matches"
+                return "\n".join(
+                    f"  memory match {m.rank} [bold]{m.score:.4f}[/] {m.memory_id[:8]} "
+                    f"{escape(m.error_type)}: {escape(m.fix_description)}"
+                    for m in event.matches
+                )
+            case ev.TestFinished():
+                colour = "green" if event.exit_code == 0 else "red"
+                return (
+                    f"  [{colour}]tests: exit {event.exit_code}, {event.passed} passed, "
+                    f"{event.failed} failed[/] ({event.duration_s:.1f}s)"
+                )
+            case ev.StoreDecided():
+                verdict = "stored" if event.approved else "declined, nothing written"
+                return f"  memory write {event.memory_id[:8]}: {verdict}"
+            case ev.SessionNote():
+                colour = {"info": "blue", "warning": "yellow", "error": "red"}[event.level]
+                return f"[{colour}]{escape(event.message)}[/]"
+            case ev.SessionReport():
+                tests = (
+                    f"{event.tests.passed} passed, {event.tests.failed} failed"
+                    if event.tests
+                    else "not run"
+                )
+                return (
+                    f"[bold]{event.status}[/] (exit {event.exit_code}) · {event.model_requests} "
+                    f"requests · {event.tool_calls} tool calls · tests {tests} · "
+                    f"stored {len(event.stored_memory_ids)} · ${event.cost_usd:.4f}"
+                )
+        return None

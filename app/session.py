@@ -1,0 +1,129 @@
+"""Wiring one session from settings and flags: transport, guard, memory, workspace, agent.
+
+The headless CLI, the demo and the dashboard all build sessions here, so a live session
+gets the same checks everywhere: a key, a known price, a transcript without the key.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent import events as ev
+from agent.budget import CostGuard, Ledger, UnknownPriceError, price_for
+from agent.loop import AgentLimits, AstraAgent
+from agent.supervisor import Supervisor
+from agent.transport import (
+    HttpResponsesTransport,
+    RecordingTransport,
+    ReplayScriptError,
+    ReplayTransport,
+    ResponsesTransport,
+)
+from agent.workspace import WorkspaceTools
+from app.errors import CommandError
+from app.settings import Settings
+from memory import MemoryService, MemoryStore
+from memory.embedder import shared_embedder
+
+DEFAULT_PROMPT = (
+    "The tests in this workspace fail. Find the cause, fix the application code, and make "
+    "the tests pass."
+)
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """The `session options` of DESIGN's CLI."""
+
+    prompt: str = DEFAULT_PROMPT
+    live: bool = False
+    approve_live_cost: bool = False
+    replay: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    memory: str | None = None
+    scope: str = "default"
+    store: str = "ask"
+    budget_usd: float | None = None
+    max_turns: int = 12
+
+
+def new_session_id(label: str = "session") -> str:
+    return f"{label}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def ledger_for(settings: Settings) -> Ledger:
+    return Ledger(settings.data_dir / "ledger.jsonl")
+
+
+def build_transport(
+    settings: Settings, options: SessionOptions, session_id: str
+) -> tuple[ResponsesTransport, CostGuard | None]:
+    """A live HTTP transport with its cost guard, or the offline replay of a script."""
+    model = options.model or settings.astra_model
+    if not options.live:
+        if options.replay is None:
+            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
+        try:
+            return ReplayTransport(options.replay), None
+        except (OSError, ReplayScriptError) as exc:
+            raise CommandError(f"cannot use rehearsal script: {exc}", 2) from exc
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+    if not key:
+        raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
+    try:
+        price = price_for(model)
+    except UnknownPriceError as exc:
+        raise CommandError(str(exc), 2) from exc
+    guard = CostGuard(
+        price,
+        ledger_for(settings),
+        session_id=session_id,
+        model=model,
+        session_limit_usd=options.budget_usd,
+        total_limit_usd=settings.astra_budget_usd,
+    )
+    http = HttpResponsesTransport(options.base_url or settings.openai_base_url, key)
+    transcript = settings.data_dir / "transcripts" / f"{session_id}.jsonl"
+    return RecordingTransport(http, transcript, secrets=[key]), guard
+
+
+def build_agent(
+    settings: Settings,
+    options: SessionOptions,
+    *,
+    workspace: Path,
+    store: MemoryStore,
+    supervisor: Supervisor,
+    emit,
+    session_id: str,
+) -> AstraAgent:
+    if not workspace.is_dir():
+        raise CommandError(f"workspace {workspace} is not a directory", 2)
+    transport, guard = build_transport(settings, options, session_id)
+    memory = MemoryService(
+        store,
+        shared_embedder(settings.astra_embedding_model_path),
+        session_id=session_id,
+        scope=options.scope,
+    )
+    tools = WorkspaceTools(workspace, base_env=dict(os.environ))
+    return AstraAgent(
+        transport,
+        memory,
+        tools,
+        supervisor,
+        model=options.model or settings.astra_model,
+        limits=AgentLimits(max_turns=options.max_turns),
+        guard=guard,
+        emit=emit,
+        memory_url=store.url,
+    )
+
+
+def emit_nothing(event: ev.Event) -> None:
+    """An event sink for sessions nobody watches."""

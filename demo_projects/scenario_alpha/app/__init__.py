@@ -1,0 +1,1 @@
+"""Scenario alpha: a small web helper that answers CORS checks from settings."""

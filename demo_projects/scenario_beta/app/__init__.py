@@ -1,0 +1,1 @@
+"""Scenario beta: routes audit and notification events to named channels."""

@@ -1,0 +1,1 @@
+"""Scenario delta: access tokens that expire."""

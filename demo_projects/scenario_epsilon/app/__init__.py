@@ -1,0 +1,1 @@
+"""Scenario epsilon: shopping carts for a checkout service."""

@@ -1,0 +1,1 @@
+"""Scenario gamma: pagination for a listing API."""

@@ -1,0 +1,1 @@
+"""Scenario zeta: invoice totals for a billing service."""

@@ -1,0 +1,322 @@
+"""The transports against a real loopback Responses API server through the real httpx client.
+
+Only `sleep` is faked, so backoff is recorded instead of waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+from collections.abc import Iterator
+from datetime import datetime
+from email.utils import formatdate
+from pathlib import Path
+from time import time
+
+import pytest
+
+from agent.transport import (
+    HttpResponsesTransport,
+    RecordingTransport,
+    ReplayScriptError,
+    ReplayTransport,
+    ResponsesAPIError,
+    RetryNotice,
+)
+from tests.agent.responses_server import (
+    ResponsesServer,
+    error_body,
+    function_call_item,
+    message_item,
+    response_body,
+)
+
+API_KEY = "sk-test-0123456789abcdefSECRET"
+PAYLOAD = {"model": "gpt-6-astra", "input": "the tests fail with KeyError: 'port'"}
+
+
+@pytest.fixture
+def server() -> Iterator[ResponsesServer]:
+    with ResponsesServer() as server:
+        yield server
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def notices() -> list[RetryNotice]:
+    return []
+
+
+@pytest.fixture
+async def connect(sleeps, notices):
+    """Opens transports that record their backoff instead of sleeping, and closes them after."""
+    opened: list[HttpResponsesTransport] = []
+
+    async def record_sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    def open_transport(base_url: str, **options) -> HttpResponsesTransport:
+        transport = HttpResponsesTransport(
+            base_url, API_KEY, sleep=record_sleep, on_retry=notices.append, **options
+        )
+        opened.append(transport)
+        return transport
+
+    yield open_transport
+    for transport in opened:
+        await transport.aclose()
+
+
+@pytest.fixture
+def refused_url() -> Iterator[str]:
+    """A port that is bound but not listening, so every connection is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+async def test_success_sends_the_exact_request(server, connect, sleeps):
+    expected = server.enqueue_response([message_item("Searching memory first.")])
+
+    body = await connect(server.base_url + "/").create(PAYLOAD)
+
+    assert body == expected
+    [(path, headers, sent)] = server.requests
+    assert path == "/v1/responses"
+    assert headers["authorization"] == f"Bearer {API_KEY}"
+    assert headers["content-type"] == "application/json"
+    assert sent == PAYLOAD
+    assert sleeps == []
+
+
+@pytest.mark.parametrize(
+    ("headers", "delay_s"),
+    [
+        ({"retry-after": "1"}, 1.0),
+        ({"retry-after-ms": "250", "retry-after": "1"}, 0.25),
+        ({"retry-after": "600"}, 30.0),
+    ],
+)
+async def test_429_waits_as_long_as_the_server_asks(
+    server, connect, sleeps, notices, headers, delay_s
+):
+    server.enqueue(error_body("Rate limit reached", "rate_limit_error"), 429, headers)
+    expected = server.enqueue_response([message_item("done")])
+
+    assert await connect(server.base_url).create(PAYLOAD) == expected
+    assert len(server.requests) == 2
+    assert sleeps == [delay_s]
+    assert notices == [RetryNotice(attempt=1, delay_s=delay_s, reason="HTTP 429")]
+
+
+async def test_retry_after_as_an_http_date(server, connect, sleeps):
+    soon = formatdate(time() + 5, usegmt=True)
+    server.enqueue(error_body("Slow down", "rate_limit_error"), 429, {"retry-after": soon})
+    server.enqueue(error_body("Slow down", "rate_limit_error"), 429, {"retry-after": "garbage"})
+    server.enqueue_response([message_item("done")])
+
+    await connect(server.base_url, backoff_base_s=0.5).create(PAYLOAD)
+
+    date_delay, fallback_delay = sleeps
+    assert 3.0 < date_delay <= 5.0
+    assert 0.0 <= fallback_delay <= 1.0  # unreadable: jittered backoff for the second retry
+
+
+async def test_500_gives_up_after_three_retries(server, connect, sleeps, notices):
+    for _ in range(4):
+        server.enqueue(error_body("The server had an error", "server_error"), 500)
+
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect(server.base_url, backoff_base_s=0.5, backoff_cap_s=1.5).create(PAYLOAD)
+
+    error = caught.value
+    assert len(server.requests) == 4
+    assert (error.status, error.error_type, error.retryable) == (500, "server_error", True)
+    assert "gave up after 4 attempts" in str(error)
+    assert [notice.attempt for notice in notices] == [1, 2, 3]
+    caps = [0.5, 1.0, 1.5]  # base * 2**attempt, capped
+    assert all(0.0 <= delay <= cap for delay, cap in zip(sleeps, caps, strict=True))
+
+
+async def test_503_then_502_then_success(server, connect, notices):
+    server.enqueue(error_body("Service unavailable", "server_error"), 503)
+    server.enqueue("<html><body>502 Bad Gateway</body></html>", 502)
+    expected = server.enqueue_response([message_item("done")])
+
+    assert await connect(server.base_url).create(PAYLOAD) == expected
+    assert len(server.requests) == 3
+    assert [notice.reason for notice in notices] == ["HTTP 503", "HTTP 502"]
+
+
+async def test_400_fails_at_once_with_what_the_server_said(server, connect, sleeps):
+    body = error_body("Unknown parameter 'foo'", code="unknown_parameter", param="foo")
+    server.enqueue(body, 400)
+
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect(server.base_url).create(PAYLOAD | {"foo": 1})
+
+    error = caught.value
+    assert str(error) == (
+        "Responses API 400 invalid_request_error (code: unknown_parameter): Unknown parameter 'foo'"
+    )
+    assert (error.status, error.code, error.retryable) == (400, "unknown_parameter", False)
+    assert len(server.requests) == 1
+    assert sleeps == []
+
+
+async def test_401_never_shows_the_key(server, connect):
+    message = f"Incorrect API key provided: {API_KEY}."
+    server.enqueue(error_body(message, code="invalid_api_key"), 401)
+
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect(server.base_url).create(PAYLOAD)
+
+    assert caught.value.status == 401
+    assert API_KEY not in str(caught.value)
+    assert "[REDACTED]" in str(caught.value)
+    assert len(server.requests) == 1
+
+
+async def test_429_for_spent_quota_is_not_retried(server, connect):
+    body = error_body("You exceeded your current quota", "insufficient_quota", "insufficient_quota")
+    server.enqueue(body, 429)
+
+    with pytest.raises(ResponsesAPIError, match="exceeded your current quota"):
+        await connect(server.base_url).create(PAYLOAD)
+    assert len(server.requests) == 1
+
+
+async def test_a_2xx_that_is_not_a_json_object_is_an_error(server, connect):
+    server.enqueue("<html>captive portal</html>", 200)
+
+    with pytest.raises(ResponsesAPIError, match="other than a JSON object") as caught:
+        await connect(server.base_url).create(PAYLOAD)
+    assert caught.value.status == 200
+    assert len(server.requests) == 1
+
+
+async def test_connection_refused_is_retried_then_reported(refused_url, connect, notices):
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect(refused_url, max_retries=2).create(PAYLOAD)
+
+    message = str(caught.value)
+    assert message.startswith(
+        f"Responses API: could not reach {refused_url}/responses: ConnectError"
+    )
+    assert "gave up after 3 attempts" in message
+    assert API_KEY not in message
+    assert caught.value.status is None
+    assert [notice.reason.split(":")[0] for notice in notices] == ["ConnectError"] * 2
+
+
+async def test_a_timeout_is_retried(server, connect, notices):
+    server.enqueue(response_body([message_item("too late")]), delay_s=1.0)
+    expected = server.enqueue_response([message_item("done")])
+
+    assert await connect(server.base_url, timeout_s=0.2).create(PAYLOAD) == expected
+    assert [notice.reason for notice in notices] == ["ReadTimeout"]
+
+
+async def test_recording_writes_private_redacted_pairs(server, connect, tmp_path):
+    path = tmp_path / "transcripts" / "session.jsonl"
+    recorder = RecordingTransport(connect(server.base_url), path, secrets=[API_KEY])
+    leaky = PAYLOAD | {"metadata": {"note": f"key={API_KEY}"}}
+    expected = server.enqueue_response([message_item("done")])
+    server.enqueue(error_body("Unknown parameter 'foo'", code="unknown_parameter"), 400)
+
+    assert await recorder.create(leaky) == expected
+    with pytest.raises(ResponsesAPIError):
+        await recorder.create(PAYLOAD)
+
+    text = path.read_text()
+    assert API_KEY not in text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    success, failure = (json.loads(line) for line in text.splitlines())
+    assert datetime.fromisoformat(success["at"]).utcoffset() is not None
+    assert success["request"]["metadata"] == {"note": "key=[REDACTED]"}
+    assert success["response"] == expected
+    assert failure["request"] == PAYLOAD
+    assert failure["error"].startswith("Responses API 400 invalid_request_error")
+
+
+def write_script(path: Path, *lines: object) -> Path:
+    path.write_text(
+        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+    )
+    return path
+
+
+async def test_replay_plays_a_script_and_fills_in_the_rest(tmp_path):
+    call = {"type": "function_call", "name": "search_codebase_memory", "arguments": "{}"}
+    given = {"id": "resp_given", "status": "incomplete", "usage": {"input_tokens": 7}}
+    script = write_script(
+        tmp_path / "rehearsal.jsonl",
+        {"output": [call]},
+        "",
+        given | {"output": [message_item("done")]},
+    )
+    replay = ReplayTransport(script)
+    payload = dict(PAYLOAD)
+
+    first = await replay.create(payload)
+    payload["input"] = "changed after sending"
+    second = await replay.create(PAYLOAD)
+
+    assert first["id"] == "resp_replay_1"
+    assert (first["object"], first["status"]) == ("response", "completed")
+    assert first["usage"]["input_tokens"] == len(json.dumps(PAYLOAD)) // 4
+    assert first["usage"]["output_tokens"] == max(1, len(json.dumps([call])) // 4)
+    [filled] = first["output"]
+    assert filled["id"] and filled["call_id"]
+    assert {key: second[key] for key in given} == given
+    assert replay.requests == [PAYLOAD, PAYLOAD]
+    assert replay.remaining == 0
+
+    with pytest.raises(ResponsesAPIError) as caught:
+        await replay.create(PAYLOAD)
+    assert caught.value.status is None
+    assert caught.value.error_type == "replay_exhausted"
+    assert "no more model turns (2 played)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "bad_line",
+    ["{not json", "[1, 2]", '{"output": "text"}', '{"status": "completed"}', '{"output": [3]}'],
+)
+def test_replay_rejects_a_malformed_script_naming_the_line(tmp_path, bad_line):
+    script = write_script(tmp_path / "bad.jsonl", {"output": []}, "", bad_line)
+
+    with pytest.raises(ReplayScriptError, match=f"{script} line 3: "):
+        ReplayTransport(script)
+
+
+def test_replay_rejects_a_malformed_item_naming_its_position():
+    with pytest.raises(ReplayScriptError, match="script item 2: 'output' must be a list"):
+        ReplayTransport([{"output": []}, {"output": None}])
+
+
+async def test_a_recorded_transcript_replays(server, connect, tmp_path):
+    path = tmp_path / "live.jsonl"
+    recorder = RecordingTransport(connect(server.base_url), path)
+    call = function_call_item("search_codebase_memory", {"query": "KeyError: 'port'"})
+    live = [
+        server.enqueue_response([call]),
+        server.enqueue_response([message_item("Fixed.")], usage={"input_tokens": 9}),
+    ]
+    server.enqueue(error_body("Unknown parameter 'foo'", code="unknown_parameter"), 400)
+    for _ in live:
+        await recorder.create(PAYLOAD)
+    with pytest.raises(ResponsesAPIError):
+        await recorder.create(PAYLOAD)
+
+    replay = ReplayTransport(path)
+
+    assert [await replay.create(PAYLOAD) for _ in live] == live
+    with pytest.raises(ResponsesAPIError, match="Unknown parameter 'foo'") as caught:
+        await replay.create(PAYLOAD)
+    assert caught.value.error_type == "recorded_error"
