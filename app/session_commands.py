@@ -75,20 +75,16 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
 async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     book = ledger_for(settings)
     sessions = book.by_session()
-    table = Table("session", "requests", "input tokens", "output tokens", "cost")
     for session_id, row in sessions.items():
-        table.add_row(
-            session_id,
-            str(int(row["requests"])),
-            str(int(row["input_tokens"])),
-            str(int(row["output_tokens"])),
-            f"${row['cost_usd']:.4f}",
+        console.print(
+            f"{session_id}  {int(row['requests'])} requests  {int(row['input_tokens'])} in / "
+            f"{int(row['output_tokens'])} out tokens  ${row['cost_usd']:.4f}",
+            no_wrap=True,
+            overflow="ellipsis",
         )
-    total = book.total()
-    if sessions:
-        console.print(table)
-    else:
+    if not sessions:
         console.print(f"No live spend recorded in {book.path}.")
+    total = book.total()
     limit = settings.astra_budget_usd
     console.print(
         f"total ${total:.4f}"
