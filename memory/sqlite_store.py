@@ -102,23 +102,29 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 LATEST_VERSION = MIGRATIONS[-1][0]
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
-_MAX_KEYWORDS = 48
+_MAX_WORDS = 64
 _STOPWORDS = frozenset(
     "the and for with from that this not but are was were has have had you its into "
     "def self none true false return line lines file test tests py".split()
 )
+# Scoring every record that shares a common word costs more than the word tells: keyword
+# ranking uses the rarest words, each in at most this share of the records (or this floor),
+# rarest first, until the records they match add up to the postings budget.
+RARE_WORD_SHARE = 0.01
+RARE_WORD_FLOOR = 50
+POSTINGS_BUDGET = 3000
 
 
-def keyword_query(text: str) -> str | None:
-    """An FTS5 OR-query of the distinct words in free failure text, or None if it has none."""
+def keyword_words(text: str) -> list[str]:
+    """The distinct words of free failure text, as the keyword index tokenizes them."""
     words: dict[str, None] = {}
     for word in _WORD.findall(text):
         lowered = word.lower()
         if lowered not in _STOPWORDS:
             words.setdefault(lowered, None)
-        if len(words) >= _MAX_KEYWORDS:
+        if len(words) >= _MAX_WORDS:
             break
-    return " OR ".join(f'"{word}"' for word in words) or None
+    return list(words)
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:
@@ -165,6 +171,7 @@ class SQLiteMemoryStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate(conn)
+
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise MemoryStoreError(f"cannot open memory database {self.path}: {exc}") from exc
@@ -466,9 +473,10 @@ class SQLiteMemoryStore:
     def _keyword_ranking(
         self, text: str, scope: str, error_key: str | None, now: datetime, limit: int
     ) -> list[str]:
-        match = keyword_query(text)
-        if match is None:
+        words = self._rare_words(keyword_words(text))
+        if not words:
             return []
+        match = " OR ".join(f'"{word}"' for word in words)
         rows = self._conn.execute(
             """SELECT m.memory_id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
                WHERE memories_fts MATCH ?1 AND m.scope = ?2
@@ -478,6 +486,28 @@ class SQLiteMemoryStore:
             (match, scope, error_key, now.timestamp(), limit),
         )
         return [row[0] for row in rows]
+
+    def _rare_words(self, words: list[str]) -> list[str]:
+        """The rarest of `words`, as many as fit the postings budget; common ones left out.
+
+        Each word's record count is counted only up to the ceiling, so looking is cheap
+        however common a word is.
+        """
+        ceiling = int(max(RARE_WORD_FLOOR, RARE_WORD_SHARE * len(self._index)))
+        counts = {word: self._records_with(word, ceiling + 1) for word in words}
+        chosen, postings = [], 0
+        for word in sorted((w for w in words if 0 < counts[w] <= ceiling), key=counts.__getitem__):
+            if postings + counts[word] > POSTINGS_BUDGET:
+                break
+            chosen.append(word)
+            postings += counts[word]
+        return chosen
+
+    def _records_with(self, word: str, cap: int) -> int:
+        return self._conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (f'"{word}"', cap),
+        ).fetchone()[0]
 
     def _records(self, memory_ids: list[str]) -> dict[str, MemoryRecord]:
         if not memory_ids:

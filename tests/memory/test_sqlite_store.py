@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory import MemoryRecord, MemoryStoreError, open_store
-from memory.sqlite_store import LATEST_VERSION, SQLiteMemoryStore, keyword_query
+from memory.sqlite_store import LATEST_VERSION, SQLiteMemoryStore, keyword_words
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -231,10 +231,24 @@ async def test_failed_batch_writes_nothing(store):
     assert await search(store, unit(1)) == []
 
 
-def test_keyword_query_quotes_words_and_skips_noise():
-    assert keyword_query("E   assert 'Audit-Log' == 'audit_log'") == '"assert" OR "audit" OR "log"'
-    assert keyword_query("!!! 1 2 ==") is None
-    assert keyword_query('say "hi" AND NOT OR near').count('"') % 2 == 0
+def test_keyword_words_are_distinct_lowercase_and_skip_noise():
+    assert keyword_words("E   assert 'Audit-Log' == 'audit_log' in Log") == [
+        "assert",
+        "audit",
+        "log",
+    ]
+    assert keyword_words("!!! 1 2 == ab") == []
+
+
+async def test_words_common_to_most_records_do_not_drive_keyword_ranking(store):
+    query = unit(1)
+    # 120 records share "assert"; one also has the rare word "zebra".
+    items = [(record(f"r{i}", fix_description="assert common"), unit(100 + i)) for i in range(120)]
+    items.append((record("rare", fix_description="assert zebra"), blend(query, unit(99), 0.2)))
+    await store.upsert_many(items)
+    assert store._rare_words(["assert", "zebra", "missing"]) == ["zebra"]
+    found = await search(store, query, "assert zebra", top_k=1)
+    assert found[0].record.memory_id == "rare"
 
 
 async def test_vector_buffer_stays_within_twice_the_raw_size(store):
