@@ -48,8 +48,8 @@ def price_for(model: str, override: Price | None = None) -> Price:
         return override
     if model not in PRICES:
         raise UnknownPriceError(
-            f"no known price for model {model!r}; live sessions need one "
-            f"(known: {', '.join(PRICES)})"
+            f"no known price for model {model!r} (known: {', '.join(PRICES)}); set "
+            "ASTRA_PRICE_INPUT_PER_MILLION and ASTRA_PRICE_OUTPUT_PER_MILLION to run it live"
         )
     return PRICES[model]
 

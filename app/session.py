@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent import events as ev
 from agent.budget import CostGuard, Ledger, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
 from agent.supervisor import Supervisor
@@ -76,7 +75,7 @@ def build_transport(
     if not key:
         raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
     try:
-        price = price_for(model)
+        price = price_for(model, settings.price_override)
     except UnknownPriceError as exc:
         raise CommandError(str(exc), 2) from exc
     guard = CostGuard(
@@ -123,7 +122,3 @@ def build_agent(
         emit=emit,
         memory_url=store.url,
     )
-
-
-def emit_nothing(event: ev.Event) -> None:
-    """An event sink for sessions nobody watches."""

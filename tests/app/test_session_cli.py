@@ -95,6 +95,40 @@ def test_run_unknown_model_price_cannot_go_live(capsys, data_dir, alpha, monkeyp
     assert code == 2 and "no known price" in capsys.readouterr().err
 
 
+def test_given_prices_let_an_unknown_model_run_live(capsys, data_dir, alpha, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ASTRA_PRICE_INPUT_PER_MILLION", "1")
+    monkeypatch.setenv("ASTRA_PRICE_OUTPUT_PER_MILLION", "2")
+    with ResponsesServer() as server:
+        server.enqueue_response(
+            [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "?"}],
+                }
+            ],
+            usage={"input_tokens": 1_000_000, "output_tokens": 0, "total_tokens": 1_000_000},
+        )
+        code = main(
+            [
+                "run",
+                "--workspace",
+                str(alpha),
+                "--live",
+                "--approve-live-cost",
+                "--model",
+                "mystery-1",
+                "--base-url",
+                server.base_url,
+                "--json",
+            ]
+        )
+    report = json_events(capsys.readouterr().out)[-1]
+    assert code == 4 and report["status"] == "gate"  # answered before any memory search
+    assert report["cost_usd"] == pytest.approx(1.0)
+
+
 def test_live_run_records_a_transcript_without_the_key(
     capsys, data_dir, alpha, monkeypatch, real_embedder
 ):
