@@ -27,6 +27,7 @@ import asyncio
 import heapq
 import json
 import math
+import os
 import resource
 import sqlite3
 import tempfile
@@ -354,7 +355,8 @@ def main() -> None:
     blas = [
         (i["internal_api"], i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"
     ]
-    print(f"numpy BLAS threads: {blas}", flush=True)
+    load_start = os.getloadavg()[0]
+    print(f"numpy BLAS threads: {blas}; 1-min load average {load_start:.2f}", flush=True)
     sizes = [1000, 10_000] if args.quick else sorted({int(s) for s in args.sizes.split(",")})
 
     started = time.perf_counter()
@@ -363,7 +365,11 @@ def main() -> None:
     embed = None if args.no_embedder else bench_embedder(20 if args.quick else 50)
     report(rows, embed)
     elapsed = time.perf_counter() - started
-    print(f"\nTotal {elapsed:.0f} s")
+    load_end = os.getloadavg()[0]
+    print(
+        f"\nTotal {elapsed:.0f} s; 1-min load average {load_start:.2f} at start, {load_end:.2f} "
+        f"at end on {os.cpu_count()} CPUs (other processes skew every figure)"
+    )
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
@@ -376,6 +382,7 @@ def main() -> None:
                 "quick": args.quick,
                 "blas_threads": blas,
                 "elapsed_s": elapsed,
+                "load_average": [load_start, load_end],
             },
             indent=2,
         )
