@@ -171,12 +171,16 @@ class CostGuard:
             )
         return worst
 
-    def charge(self, usage: dict[str, Any] | None) -> float:
-        """Record the actual cost of a response from its `usage`."""
+    def charge(self, usage: dict[str, Any] | None, worst_case: float) -> float:
+        """Record the actual cost of a response from its `usage`; a response without usage
+        is charged the worst case its preflight priced, so the limits still hold."""
         usage = usage or {}
         input_tokens = int(usage.get("input_tokens") or 0)
         output_tokens = int(usage.get("output_tokens") or 0)
-        cost = self.price.cost(input_tokens, output_tokens)
+        if "input_tokens" in usage and "output_tokens" in usage:
+            cost = self.price.cost(input_tokens, output_tokens)
+        else:
+            cost = worst_case
         self.session_cost_usd += cost
         self._context_tokens = input_tokens + output_tokens
         self.ledger.record(self.session_id, self.model, input_tokens, output_tokens, cost)

@@ -119,7 +119,6 @@ class BudgetChanged(_Event):
     ledger_total_usd: float
     session_limit_usd: float | None
     total_limit_usd: float | None
-    next_worst_case_usd: float | None
     turns_used: int
     max_turns: int
     input_tokens: int

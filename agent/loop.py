@@ -32,6 +32,7 @@ from agent.tools import (
 from agent.transport import ResponsesAPIError, ResponsesTransport
 from agent.workspace import TestRun, ToolError, WorkspaceTools
 from memory import MemoryLayerError, MemorySearchResult, MemoryService, TestEvidence
+from memory.safety import redact_secrets
 
 SYSTEM_INSTRUCTIONS = """You are Astra, fixing a failing project in a confined workspace.
 1. Run the tests to observe the failure.
@@ -243,18 +244,22 @@ class AstraAgent:
         )
         try:
             response = await self.transport.create(payload)
+            return self._accept(response, state, worst or 0.0)
         except ResponsesAPIError as exc:
-            code = 2 if exc.status in (401, 403, 404) else 1
-            raise SessionStop("api_error", code, f"model request failed: {exc}") from exc
-        return self._accept(response, state)
+            configuration = exc.status in (401, 403, 404) or exc.error_type == "invalid_base_url"
+            raise SessionStop(
+                "api_error", 2 if configuration else 1, f"model request failed: {exc}"
+            ) from exc
+        except OSError as exc:  # the transcript or the ledger could not be written
+            raise SessionStop("local_error", 1, f"cannot record the session: {exc}") from exc
 
-    def _accept(self, response: dict[str, Any], state: _State) -> dict[str, Any]:
+    def _accept(self, response: dict[str, Any], state: _State, worst: float) -> dict[str, Any]:
         output = response.get("output")
         if not isinstance(response.get("id"), str) or not isinstance(output, list):
             raise SessionStop("api_error", 1, "the model's response has no id or no output list")
         output = [item for item in output if isinstance(item, dict)]
         usage = response.get("usage") or {}
-        cost = self.guard.charge(usage) if self.guard is not None else 0.0
+        cost = self.guard.charge(usage, worst) if self.guard is not None else 0.0
         state.response_id = response["id"]
         state.input_tokens += int(usage.get("input_tokens") or 0)
         state.output_tokens += int(usage.get("output_tokens") or 0)
@@ -309,7 +314,6 @@ class AstraAgent:
                 ledger_total_usd=guard.ledger.total() if guard else 0.0,
                 session_limit_usd=guard.session_limit_usd if guard else None,
                 total_limit_usd=guard.total_limit_usd if guard else None,
-                next_worst_case_usd=None,
                 turns_used=state.turn,
                 max_turns=self.limits.max_turns,
                 input_tokens=state.input_tokens,
@@ -344,6 +348,7 @@ class AstraAgent:
                     ev.ToolCalled(turn=state.turn, call_id=call_id, name=name, arguments=str(raw))
                 )
             output = f"ERROR: {exc}"
+        output = redact_secrets(output)  # files and test output may hold secrets
         self.emit(
             ev.ToolAnswered(
                 turn=state.turn, call_id=call_id, name=name, output=output, refused=refused

@@ -31,6 +31,8 @@ _MAX_ERROR_TEXT = 300
 class ResponsesTransport(Protocol):
     async def create(self, payload: dict[str, Any]) -> dict[str, Any]: ...
 
+    async def aclose(self) -> None: ...
+
 
 class ResponsesAPIError(Exception):
     """The Responses API refused or failed a request; carries what the server said."""
@@ -150,10 +152,23 @@ class HttpResponsesTransport:
                     headers={"Authorization": f"Bearer {self._api_key}"},
                     timeout=self.timeout_s,
                 )
-            except httpx.TransportError as exc:
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+                raise ResponsesAPIError(
+                    self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
+                    error_type="invalid_base_url",
+                ) from exc
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+                # the request never left: retrying cannot send (or bill) it twice
                 reason, asked_s = describe(exc), None
                 message = self._scrub(f"could not reach {self.url}: {reason}")
                 failure = ResponsesAPIError(message, retryable=True)
+            except httpx.TransportError as exc:
+                raise ResponsesAPIError(
+                    self._scrub(
+                        f"the request to {self.url} failed after it was sent ({describe(exc)}); "
+                        "not retried, since the server may have run (and billed) it"
+                    )
+                ) from exc
             else:
                 if response.is_success:
                     return self._body(response)
@@ -219,6 +234,9 @@ class RecordingTransport:
         self._append(entry)
         return entry["response"]
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
     def _append(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry)
         for secret in self._secrets:
@@ -279,6 +297,9 @@ class ReplayTransport:
     @property
     def remaining(self) -> int:
         return len(self._turns)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the script was read when the transport was made."""
 
     async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(copy.deepcopy(payload))

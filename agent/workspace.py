@@ -26,11 +26,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory.safety import redact_secrets
+
 MAX_READ_BYTES = 256 * 1024
 MAX_LISTED = 500
 BINARY_SNIFF_BYTES = 8 * 1024
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".venv", ".pytest_cache", "node_modules"})
-SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
+SECRET_FILES = re.compile(
+    r"(^|/)(\.env(\..*)?|\.netrc|\.pypirc|id_(rsa|dsa|ecdsa|ed25519)|[^/]*\.(pem|key|p12))$"
+)
 
 _SUMMARY_LINE = re.compile(r"^=*\s*\d+ \w+.* in \d+(\.\d+)?s\b")
 _COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
@@ -41,12 +46,13 @@ class ToolError(Exception):
 
 
 def scrub_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """A copy of env without OPENAI_API_KEY or any variable whose name contains KEY, SECRET,
-    TOKEN or PASSWORD (case-insensitive)."""
+    """A copy of env without any variable whose name holds KEY, SECRET, TOKEN, PASSWORD,
+    PASSWD or CREDENTIAL (case-insensitive), or whose value holds a secret (a password in a
+    URL, a bearer token, a known key shape)."""
     return {
         name: value
         for name, value in env.items()
-        if name != "OPENAI_API_KEY" and not any(m in name.upper() for m in SECRET_MARKERS)
+        if not any(m in name.upper() for m in SECRET_MARKERS) and redact_secrets(value) == value
     }
 
 
@@ -277,6 +283,10 @@ class WorkspaceTools:
             raise ToolError(f"no such file: {path}")
         if target.is_dir():
             raise ToolError(f"{path} is a directory, not a file")
+        if not target.is_file():
+            raise ToolError(f"{path} is not a regular file")
+        if SECRET_FILES.search(target.relative_to(self.root).as_posix()):
+            raise ToolError(f"{path} looks like a secrets file; it is not read or edited")
         try:
             return target.read_bytes()
         except OSError as error:

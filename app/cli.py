@@ -193,6 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), 2)
     except MemoryLayerError as exc:
         return _fail(str(exc), 1)
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{where}", 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
 

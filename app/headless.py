@@ -25,10 +25,8 @@ def ask_terminal(question: str) -> bool:
     """y/N on a terminal; False when stdin is not one."""
     if not sys.stdin.isatty():
         return False
-    try:
-        return input(f"{question} [y/N] ").strip().lower() in {"y", "yes"}
-    except EOFError:
-        return False
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
 
 class HeadlessSupervisor:

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agent import events as ev
 from agent.budget import CostGuard, Ledger, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
 from agent.supervisor import Supervisor
 from agent.transport import (
     HttpResponsesTransport,
     RecordingTransport,
-    ReplayScriptError,
     ReplayTransport,
     ResponsesTransport,
 )
@@ -60,7 +60,7 @@ def ledger_for(settings: Settings) -> Ledger:
 
 
 def build_transport(
-    settings: Settings, options: SessionOptions, session_id: str
+    settings: Settings, options: SessionOptions, session_id: str, emit
 ) -> tuple[ResponsesTransport, CostGuard | None]:
     """A live HTTP transport with its cost guard, or the offline replay of a script."""
     model = options.model or settings.astra_model
@@ -69,7 +69,7 @@ def build_transport(
             raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
         try:
             return ReplayTransport(options.replay), None
-        except (OSError, ReplayScriptError) as exc:
+        except (OSError, ValueError) as exc:  # ReplayScriptError, UnicodeDecodeError
             raise CommandError(f"cannot use rehearsal script: {exc}", 2) from exc
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
     if not key:
@@ -86,7 +86,16 @@ def build_transport(
         session_limit_usd=options.budget_usd,
         total_limit_usd=settings.astra_budget_usd,
     )
-    http = HttpResponsesTransport(options.base_url or settings.openai_base_url, key)
+    http = HttpResponsesTransport(
+        options.base_url or settings.openai_base_url,
+        key,
+        on_retry=lambda notice: emit(
+            ev.SessionNote(
+                level="warning",
+                message=f"{notice.reason}: retry {notice.attempt} in {notice.delay_s:.1f}s",
+            )
+        ),
+    )
     transcript = settings.data_dir / "transcripts" / f"{session_id}.jsonl"
     return RecordingTransport(http, transcript, secrets=[key]), guard
 
@@ -103,7 +112,7 @@ def build_agent(
 ) -> AstraAgent:
     if not workspace.is_dir():
         raise CommandError(f"workspace {workspace} is not a directory", 2)
-    transport, guard = build_transport(settings, options, session_id)
+    transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
         shared_embedder(settings.astra_embedding_model_path),

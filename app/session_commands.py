@@ -66,7 +66,10 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
             emit=EventPrinter(as_json=args.json),
             session_id=new_session_id(),
         )
-        report = await agent.run(options.prompt)
+        try:
+            report = await agent.run(options.prompt)
+        finally:
+            await agent.transport.aclose()
     finally:
         await store.close()
     return report.exit_code
@@ -88,7 +91,11 @@ async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     limit = settings.astra_budget_usd
     console.print(
         f"total ${total:.4f}"
-        + (f" of ${limit:.2f} (ASTRA_BUDGET_USD), ${limit - total:.4f} left" if limit else "")
+        + (
+            f" of ${limit:.2f} (ASTRA_BUDGET_USD), ${limit - total:.4f} left"
+            if limit is not None
+            else ""
+        )
     )
     return 0
 
@@ -133,7 +140,10 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
                 emit=printer,
                 session_id=f"{run_id}-{name}",
             )
-            report = await agent.run(options.prompt)
+            try:
+                report = await agent.run(options.prompt)
+            finally:
+                await agent.transport.aclose()
             sessions.append(DemoSession(name, workspace, report, agent.tools))
     finally:
         await store.close()

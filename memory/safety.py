@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from memory.records import MemoryRecord
+
 REDACTED = "[REDACTED]"
 
 _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -90,3 +92,29 @@ def instruction_flags(*texts: str) -> tuple[str, ...]:
     """Reasons why any of `texts` reads as instructions to the agent, in a stable order."""
     joined = "\n".join(texts)
     return tuple(reason for pattern, reason in _INSTRUCTION_PATTERNS if pattern.search(joined))
+
+
+def sanitize_record(record: MemoryRecord) -> MemoryRecord:
+    """The record with secrets redacted from every text field (its evidence too) and its
+    instruction flags computed from what remains."""
+    texts = {
+        name: redact_secrets(getattr(record, name))
+        for name in ("fix_description", "error_type", "outcome", "symptom", "diff")
+    }
+    paths = tuple(redact_secrets(path) for path in record.file_paths)
+    evidence = record.evidence
+    if evidence is not None:
+        evidence = evidence.model_copy(
+            update={
+                "command": redact_secrets(evidence.command),
+                "output_excerpt": redact_secrets(evidence.output_excerpt),
+            }
+        )
+    return record.model_copy(
+        update={
+            **texts,
+            "file_paths": paths,
+            "evidence": evidence,
+            "flags": instruction_flags(*texts.values(), *paths),
+        }
+    )

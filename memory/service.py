@@ -16,7 +16,7 @@ from datetime import datetime
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
 from memory.records import MemoryRecord, MemorySearchResult, TestEvidence, utc_now
-from memory.safety import instruction_flags, redact_secrets
+from memory.safety import redact_secrets, sanitize_record
 from memory.signature import with_signature
 from memory.store import MemoryStore
 
@@ -213,9 +213,8 @@ class MemoryService:
             raise MemoryValidationError(
                 f"the diff is {len(diff)} characters; the limit is {MAX_DIFF_CHARS}"
             )
-        clean_diff = redact_secrets(diff)
         symptom = self.last_query
-        return MemoryRecord(
+        record = MemoryRecord(
             memory_id=repair_id(self.scope, self.session_id, fix, error, clean_outcome, *paths),
             scope=self.scope,
             fix_description=fix,
@@ -223,15 +222,15 @@ class MemoryService:
             file_paths=paths,
             outcome=clean_outcome,
             symptom=symptom,
-            diff=clean_diff,
+            diff=diff,
             session_id=self.session_id,
             response_id=response_id,
             timestamp=aware(timestamp, "timestamp") or self.clock(),
             expires_at=aware(expires_at, "expires_at"),
             embedding_model=self.embedder.model_name,
             evidence=self._confirmed[clean_outcome],
-            flags=instruction_flags(fix, error, clean_outcome, symptom, clean_diff, *paths),
         )
+        return sanitize_record(record)
 
     async def commit(self, record: MemoryRecord) -> str:
         """Embed and write a prepared record; a retry of the same repair replaces it."""

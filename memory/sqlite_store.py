@@ -150,7 +150,11 @@ class SQLiteMemoryStore:
     # -- opening -----------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MemoryStoreError(f"cannot create {self.path.parent}: {exc.strerror}") from exc
+        conn = None
         try:
             conn = sqlite3.connect(
                 self.path,
@@ -161,6 +165,8 @@ class SQLiteMemoryStore:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
             raise MemoryStoreError(f"{self.path} is not a memory database ({exc})") from exc
         if tables and SCHEMA_TABLE not in tables:
             conn.close()
@@ -443,7 +449,26 @@ class SQLiteMemoryStore:
         min_score: float,
         now: datetime,
     ) -> list[MemorySearchResult]:
-        """Hybrid search over the records that pass scope, error type and expiry."""
+        """Hybrid search over the records that pass scope, error type and expiry.
+
+        One read transaction: the matrix, the keyword index and the rows come from the same
+        snapshot even while another process writes."""
+        self._conn.execute("BEGIN")
+        try:
+            return self._search(vector, query_text, scope, error_type, top_k, min_score, now)
+        finally:
+            self._conn.execute("COMMIT")
+
+    def _search(
+        self,
+        vector: np.ndarray,
+        query_text: str,
+        scope: str,
+        error_type: str | None,
+        top_k: int,
+        min_score: float,
+        now: datetime,
+    ) -> list[MemorySearchResult]:
         self._sync_index()
         error_key = error_type.casefold() if error_type else None
         query = np.asarray(vector, dtype=np.float32).reshape(-1)

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError
 from memory.records import MemoryRecord
-from memory.safety import instruction_flags, redact_secrets
+from memory.safety import sanitize_record
 from memory.service import (
     MAX_ERROR_TYPE_CHARS,
     MAX_FIX_CHARS,
@@ -43,17 +43,6 @@ async def export_lines(store: MemoryStore, scope: str | None = None) -> AsyncIte
         yield record.model_dump_json()
 
 
-def sanitized(record: MemoryRecord) -> MemoryRecord:
-    """The record with secrets redacted from every text field and its flags recomputed."""
-    fields = {
-        name: redact_secrets(getattr(record, name))
-        for name in ("fix_description", "error_type", "outcome", "symptom", "diff")
-    }
-    paths = tuple(redact_secrets(path) for path in record.file_paths)
-    flags = instruction_flags(*fields.values(), *paths)
-    return record.model_copy(update={**fields, "file_paths": paths, "flags": flags})
-
-
 def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) -> MemoryRecord:
     unknown = set(data) - _MINIMAL_REQUIRED - _MINIMAL_OPTIONAL
     if unknown:
@@ -73,17 +62,19 @@ def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) 
         memory_id = str(uuid.UUID(str(memory_id)))
     except ValueError as exc:
         raise MemoryValidationError(f"memory_id {memory_id!r} is not a UUID") from exc
-    return MemoryRecord(
-        memory_id=memory_id,
-        scope=scope,
-        fix_description=fix,
-        error_type=error,
-        file_paths=paths,
-        outcome=outcome,
-        symptom=symptom,
-        session_id=IMPORT_SESSION,
-        timestamp=now,
-        provenance="imported",
+    return sanitize_record(
+        MemoryRecord(
+            memory_id=memory_id,
+            scope=scope,
+            fix_description=fix,
+            error_type=error,
+            file_paths=paths,
+            outcome=outcome,
+            symptom=symptom,
+            session_id=IMPORT_SESSION,
+            timestamp=now,
+            provenance="imported",
+        )
     )
 
 
@@ -98,7 +89,7 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
             if not isinstance(data, dict):
                 raise MemoryValidationError("expected a JSON object")
             if "session_id" in data and "timestamp" in data:
-                record = sanitized(MemoryRecord.model_validate(data))
+                record = sanitize_record(MemoryRecord.model_validate(data))
             else:
                 record = _minimal_record(data, default_scope, now)
         except json.JSONDecodeError as exc:

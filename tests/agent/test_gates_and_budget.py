@@ -49,16 +49,24 @@ def test_worst_case_counts_context_and_the_largest_answer(tmp_path):
     cost_guard = guard(tmp_path)
     first = cost_guard.worst_case(PAYLOAD)
     assert first == pytest.approx((1009 * 10 + 1000 * 50) / 1e6, rel=0.01)
-    cost_guard.charge({"input_tokens": 2000, "output_tokens": 500})
+    cost_guard.charge({"input_tokens": 2000, "output_tokens": 500}, first)
     assert cost_guard.worst_case(PAYLOAD) == pytest.approx(first + 2500 * 10 / 1e6, rel=0.01)
 
 
 def test_preflight_refuses_what_could_cross_the_session_limit(tmp_path):
     cost_guard = guard(tmp_path, session=0.07)
     cost_guard.preflight(PAYLOAD)
-    cost_guard.charge({"input_tokens": 1000, "output_tokens": 200})  # $0.02
+    cost_guard.charge({"input_tokens": 1000, "output_tokens": 200}, 0.06)  # $0.02
     with pytest.raises(BudgetExceededError, match="session has spent"):
         cost_guard.preflight(PAYLOAD)
+
+
+def test_a_response_without_usage_is_charged_its_worst_case(tmp_path):
+    cost_guard = guard(tmp_path, session=1.0)
+    worst = cost_guard.preflight(PAYLOAD)
+    assert cost_guard.charge(None, worst) == worst
+    assert cost_guard.session_cost_usd == worst
+    assert Ledger(tmp_path / "ledger.jsonl").total() == pytest.approx(worst)
 
 
 def test_the_total_limit_counts_earlier_sessions_in_the_ledger(tmp_path):

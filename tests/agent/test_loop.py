@@ -375,3 +375,15 @@ async def test_a_stop_request_is_honoured_before_the_next_request(session, serve
     agent.emit = stop_after_first_response
     report = await agent.run("fix it")
     assert (report.status, report.exit_code, len(server.requests)) == ("stopped", 3, 1)
+
+
+async def test_secrets_in_tool_outputs_never_reach_the_model(session, server, workspace):
+    (workspace / "config.py").write_text("API_KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345'\n")
+    server.enqueue(response(1, call("read_file", {"path": "config.py"}, "c1")))
+    server.enqueue(response(2, call("search_codebase_memory", SEARCH, "c2")))
+    server.enqueue(response(3, message("done")))
+    agent, _, _ = session()
+    await agent.run("fix it")
+    sent = json.dumps([body for _, _, body in server.requests])
+    assert "sk-proj-abcdefghijklmnopqrstuvwxyz012345" not in sent
+    assert "[REDACTED]" in inputs(server)[1][0]["output"]

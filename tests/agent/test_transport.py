@@ -214,12 +214,19 @@ async def test_connection_refused_is_retried_then_reported(refused_url, connect,
     assert [notice.reason.split(":")[0] for notice in notices] == ["ConnectError"] * 2
 
 
-async def test_a_timeout_is_retried(server, connect, notices):
+async def test_a_read_timeout_is_not_retried_since_it_may_have_been_billed(
+    server, connect, notices
+):
     server.enqueue(response_body([message_item("too late")]), delay_s=1.0)
-    expected = server.enqueue_response([message_item("done")])
+    with pytest.raises(ResponsesAPIError, match="may have run"):
+        await connect(server.base_url, timeout_s=0.2).create(PAYLOAD)
+    assert notices == [] and len(server.requests) == 1
 
-    assert await connect(server.base_url, timeout_s=0.2).create(PAYLOAD) == expected
-    assert [notice.reason for notice in notices] == ["ReadTimeout"]
+
+async def test_a_bad_base_url_fails_at_once_as_configuration(connect, notices):
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect("ftp://example.invalid/v1").create(PAYLOAD)
+    assert caught.value.error_type == "invalid_base_url" and notices == []
 
 
 async def test_recording_writes_private_redacted_pairs(server, connect, tmp_path):

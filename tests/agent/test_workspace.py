@@ -401,6 +401,33 @@ def test_scrub_environment_drops_keys_secrets_tokens_and_passwords():
     assert "OPENAI_API_KEY" in env  # a copy; the input is untouched
 
 
+def test_scrub_environment_drops_secret_values_under_innocent_names():
+    env = {
+        "DATABASE_URL": "postgresql://app:hunter2@db:5432/orders",
+        "AUTH_HEADER": "Bearer abcdefghijklmnop",
+        "GCP_CREDENTIALS": "/secrets/gcp.json",
+        "PLAIN_URL": "https://example.com/docs",
+    }
+    assert scrub_environment(env) == {"PLAIN_URL": "https://example.com/docs"}
+
+
+@pytest.mark.parametrize("name", [".env", ".env.local", "deploy/id_rsa", "certs/server.pem"])
+def test_secrets_files_are_not_read_or_edited(tools, workspace, name):
+    path = workspace / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwxyz\n")
+    with pytest.raises(ToolError, match="secrets file"):
+        tools.read_file(name)
+    with pytest.raises(ToolError, match="secrets file"):
+        tools.apply_edit(name, "OPENAI", "X")
+
+
+def test_a_fifo_is_refused_without_blocking(tools, workspace):
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(ToolError, match="not a regular file"):
+        tools.read_file("pipe")
+
+
 @pytest.mark.parametrize(
     ("output", "counts"),
     [

@@ -219,3 +219,19 @@ def test_smoke_store_then_verify_in_another_process(tmp_path):
         timeout=300,
     )
     assert again.returncode == 1 and "no smoke record" in again.stderr
+
+
+def test_an_unwritable_export_path_is_one_line(capsys, tmp_path, data_dir):
+    code, _, err = run(
+        capsys, "memory", "export", "--out", str(tmp_path / "no" / "such" / "x.jsonl")
+    )
+    assert code == 1 and "No such file or directory" in one_error_line(err)
+
+
+def test_a_data_dir_that_is_a_file_is_one_line(capsys, tmp_path, monkeypatch):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(blocker))
+    monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
+    code, _, err = run(capsys, "memory", "stats")
+    assert code == 2 and "cannot create" in one_error_line(err)
