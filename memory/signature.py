@@ -74,9 +74,9 @@ def compare_strings(actual: str, expected: str) -> list[str]:
     if actual and expected and (actual in expected or expected in actual):
         shorter, longer = sorted((actual, expected), key=len)
         where = (
-            "prefix"
+            "suffix"  # the shorter one lacks the longer one's tail
             if longer.startswith(shorter)
-            else "suffix"
+            else "prefix"
             if longer.endswith(shorter)
             else "part"
         )

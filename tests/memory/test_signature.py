@@ -22,6 +22,11 @@ from memory.signature import compare_values, failure_signature, with_signature
         ("E   KeyError: 'email'\n    row = {'\\ufeffemail': 'a@b.c'}", "byte order mark"),
         ("E         At index 1 diff: ' https://b' != 'https://b'", "leading whitespace"),
         ("E         - audit_log\nE         + Audit-Log", "case and separator"),
+        (
+            "E       assert 'https://api.example.com' == 'https://api.example.com/v2'",
+            "missing a suffix",
+        ),
+        ("E       assert 'example.com' == 'https://example.com'", "missing a prefix"),
     ],
 )
 def test_shapes_are_named(output, shape):
