@@ -116,6 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
     )
 
+    migration = actions.add_parser(
+        "migrate",
+        help="copy every record from one store to another",
+        description="Copy every record, ids kept, from one memory store to another, e.g. "
+        "sqlite:///path/memory.sqlite3 to vectorai://localhost:6574. Records are embedded "
+        "again with the current model. Running it twice duplicates nothing.",
+    )
+    migration.add_argument("--from", dest="source", required=True, metavar="URL")
+    migration.add_argument("--to", dest="target", required=True, metavar="URL")
+
     session_options = argparse.ArgumentParser(add_help=False)
     group = session_options.add_argument_group("session options")
     group.add_argument("--prompt", help="the task for Astra (default: fix the failing tests)")

@@ -25,7 +25,7 @@ from memory import MemoryRecord, MemoryService, MemoryStore, TestEvidence, open_
 from memory.embedder import shared_embedder
 from memory.evaluation import evaluate, fix_text_baseline, parse_queries
 from memory.records import utc_now
-from memory.transfer import export_lines, import_records, parse_import
+from memory.transfer import export_lines, import_records, migrate, parse_import
 
 SMOKE_SCOPE = "smoke"
 SMOKE_OUTCOME = "smoke check: synthetic passing outcome (exit code 0)"
@@ -39,6 +39,8 @@ err_console = Console(stderr=True, highlight=False)
 
 
 async def dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "memory" and args.action == "migrate":
+        return await memory_migrate(args, settings)
     store = open_store(args.memory or settings.memory_url)
     try:
         if args.command == "smoke":
@@ -253,6 +255,29 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
         f"imported {count} record(s) into {escape(store.url)}"
         + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
     )
+    return 0
+
+
+async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    if args.source == args.target:
+        raise CommandError("--from and --to name the same store", 2)
+    source = open_store(args.source)
+    try:
+        target = open_store(args.target)
+        try:
+            with Progress(console=err_console, transient=True) as progress:
+                task = progress.add_task("migrating", total=None)
+                count = await migrate(
+                    source,
+                    target,
+                    _embedder(settings),
+                    lambda done, total: progress.update(task, completed=done, total=total),
+                )
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    console.print(f"copied {count} record(s) from {escape(source.url)} to {escape(target.url)}")
     return 0
 
 

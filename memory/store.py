@@ -80,7 +80,10 @@ def open_store(url: str) -> MemoryStore:
         from memory.sqlite_store import SQLiteMemoryStore
 
         return SQLiteMemoryStore(sqlite_path_from_url(url))
+    if scheme == "vectorai":
+        from memory.vectorai_store import VectorAIMemoryStore, vectorai_address
+
+        return VectorAIMemoryStore(*vectorai_address(url))
     raise MemoryStoreError(
-        f"unsupported memory URL {url!r}: expected sqlite:///PATH "
-        "(the VectorAI DB backend, vectorai://HOST:PORT, is not in this build yet)"
+        f"unsupported memory URL {url!r}: expected sqlite:///PATH or vectorai://HOST:PORT"
     )

@@ -1,9 +1,10 @@
-"""Export and import of memory records as JSONL.
+"""Export and import of memory records as JSONL, and migration between two stores.
 
 Export writes each record's full JSON, one per line. Import takes that format (ids kept)
 or minimal post-mortem records; every line is parsed and checked before anything is
 embedded, and everything is written in one transaction, so a bad line or a killed
-process leaves the database as it was.
+process leaves the database as it was. Migration copies every record with its id, so
+running it again replaces rather than duplicates.
 """
 
 from __future__ import annotations
@@ -118,4 +119,29 @@ async def import_records(
         vectors.extend(await embedder.embed_many([record.embedding_text() for record in batch]))
         progress(start + len(batch), len(records))
     await store.upsert_many(list(zip(records, vectors, strict=True)))
+    return len(records)
+
+
+async def migrate(
+    source: MemoryStore,
+    target: MemoryStore,
+    embedder: Embedder,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> int:
+    """Copy every record of `source` into `target`, ids kept. Returns the count.
+
+    Stores do not hand vectors back, so each record is embedded again with `embedder`
+    (the same model gives the same vector) and its embedding_model names that model.
+    Each batch is written as it is embedded: a migration cut short is finished by
+    running it again.
+    """
+    records = await source.list_records()
+    for start in range(0, len(records), EMBED_BATCH):
+        batch = [
+            record.model_copy(update={"embedding_model": embedder.model_name})
+            for record in records[start : start + EMBED_BATCH]
+        ]
+        vectors = await embedder.embed_many([record.embedding_text() for record in batch])
+        await target.upsert_many(list(zip(batch, vectors, strict=True)))
+        progress(start + len(batch), len(records))
     return len(records)
