@@ -120,8 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate",
         help="copy every record from one store to another",
         description="Copy every record, ids kept, from one memory store to another, e.g. "
-        "sqlite:///path/memory.sqlite3 to vectorai://localhost:6574. Records are embedded "
-        "again with the current model. Running it twice duplicates nothing.",
+        "sqlite:///path/memory.sqlite3 to vectorai://localhost:6574. Vectors are copied; "
+        "only records embedded by another model are embedded again. Running it twice "
+        "duplicates nothing.",
     )
     migration.add_argument("--from", dest="source", required=True, metavar="URL")
     migration.add_argument("--to", dest="target", required=True, metavar="URL")

@@ -376,6 +376,13 @@ class SQLiteMemoryStore:
             lambda: self._conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         )
 
+    async def vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        def read() -> dict[str, np.ndarray]:
+            self._sync_index()
+            return self._index.vectors(list(memory_ids))
+
+        return await self._run(read)
+
     async def delivery_stats(self, memory_ids: Sequence[str]) -> dict[str, DeliveryStats]:
         return await self._run(self._delivery_stats, list(memory_ids))
 

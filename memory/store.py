@@ -50,6 +50,9 @@ class MemoryStore(Protocol):
 
     async def count(self) -> int: ...
 
+    async def vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of those ids that exist."""
+
     async def record_deliveries(
         self, session_id: str, response_id: str | None, results: Iterable[MemorySearchResult]
     ) -> None: ...

@@ -130,18 +130,24 @@ async def migrate(
 ) -> int:
     """Copy every record of `source` into `target`, ids kept. Returns the count.
 
-    Stores do not hand vectors back, so each record is embedded again with `embedder`
-    (the same model gives the same vector) and its embedding_model names that model.
-    Each batch is written as it is embedded: a migration cut short is finished by
-    running it again.
+    A record embedded by `embedder`'s model keeps its stored vector; one embedded by another
+    model is embedded again and says so. Each batch is written as it is ready: a migration
+    cut short is finished by running it again.
     """
     records = await source.list_records()
     for start in range(0, len(records), EMBED_BATCH):
-        batch = [
-            record.model_copy(update={"embedding_model": embedder.model_name})
-            for record in records[start : start + EMBED_BATCH]
+        batch = records[start : start + EMBED_BATCH]
+        stored = await source.vectors(
+            [r.memory_id for r in batch if r.embedding_model == embedder.model_name]
+        )
+        stale = [r for r in batch if r.memory_id not in stored]
+        fresh = await embedder.embed_many([r.embedding_text() for r in stale]) if stale else []
+        for record, vector in zip(stale, fresh, strict=True):
+            stored[record.memory_id] = vector
+        items = [
+            (r.model_copy(update={"embedding_model": embedder.model_name}), stored[r.memory_id])
+            for r in batch
         ]
-        vectors = await embedder.embed_many([record.embedding_text() for record in batch])
-        await target.upsert_many(list(zip(batch, vectors, strict=True)))
+        await target.upsert_many(items)
         progress(start + len(batch), len(records))
     return len(records)

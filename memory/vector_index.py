@@ -120,6 +120,13 @@ class VectorIndex:
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(self._ids[rows[i]], float(scores[i])) for i in best]
 
+    def vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {
+            memory_id: self._matrix[self._row_of[memory_id]].copy()
+            for memory_id in memory_ids
+            if memory_id in self._row_of
+        }
+
     def similarities(self, query: np.ndarray, memory_ids: Sequence[str]) -> dict[str, float]:
         rows = [self._row_of[memory_id] for memory_id in memory_ids]
         if not rows:

@@ -280,6 +280,20 @@ class VectorAIMemoryStore:
         points = await self._call("get", lambda: client.points.get(self.collection, [memory_id]))
         return _record(points[0].payload) if points else None
 
+    async def vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        ids = [memory_id for memory_id in memory_ids if _is_uuid(memory_id)]
+        if not ids:
+            return {}
+        client = await self._ready()
+        points = await self._call(
+            "get vectors", lambda: client.points.get(self.collection, ids, with_vectors=True)
+        )
+        return {
+            str(point.id): np.asarray(point.vectors, dtype=np.float32)
+            for point in points
+            if point.vectors is not None
+        }
+
     async def list_records(
         self, *, scope: str | None = None, limit: int | None = None
     ) -> list[MemoryRecord]:

@@ -378,6 +378,28 @@ async def test_migrate_there_and_back_loses_nothing_and_duplicates_nothing(tmp_p
         await store.close()
 
 
+async def test_migrate_reembeds_only_records_of_another_model(tmp_path, standin):
+    embedder = HashEmbedder()
+    same = record("same-model", embedding_model=embedder.model_name)
+    other = record("old-model", embedding_model="some/older-model")
+    random_vector = np.random.default_rng(5).standard_normal(384).astype(np.float32)
+    random_vector /= np.linalg.norm(random_vector)
+    source = open_store(f"sqlite:///{tmp_path / 'a.sqlite3'}")
+    await source.upsert_many([(same, random_vector), (other, random_vector)])
+    target = open_store(standin.url)
+    try:
+        embedder.calls.clear()
+        assert await migrate(source, target, embedder) == 2
+        assert embedder.calls == [other.embedding_text()]
+        moved = await target.vectors([same.memory_id, other.memory_id])
+        assert np.allclose(moved[same.memory_id], random_vector, atol=1e-6)
+        assert not np.allclose(moved[other.memory_id], random_vector, atol=1e-3)
+        assert (await target.get(other.memory_id)).embedding_model == embedder.model_name
+    finally:
+        await source.close()
+        await target.close()
+
+
 def test_migrate_command_copies_between_urls(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(memory_commands, "_embedder", lambda settings: HashEmbedder())
