@@ -163,8 +163,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--workspace", required=True, metavar="DIR", help="the project to fix")
 
+    tui = commands.add_parser(
+        "tui",
+        parents=[session_options],
+        help="the dashboard (the default command)",
+        description="Without --workspace, the dashboard opens idle on the memory browser.",
+    )
+    tui.add_argument("--workspace", metavar="DIR", help="the project to fix in a session")
+
     demo = commands.add_parser("demo", help="the two-session experiment on demo_projects, offline")
-    demo.add_argument("--headless", action="store_true", help="print to the terminal")
+    demo.add_argument(
+        "--headless", action="store_true", help="print to the terminal instead of the dashboard"
+    )
     demo.add_argument("--memory", metavar="URL", help="memory store URL")
 
     commands.add_parser("ledger", help="live spend by session")
@@ -187,8 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        args = parser.parse_args(["tui"])
     try:
         settings = Settings()
     except ValidationError as exc:
@@ -213,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 COMMANDS = {
     "run": session_commands.run,
+    "tui": session_commands.tui,
     "demo": session_commands.demo,
     "ledger": session_commands.ledger,
 }

@@ -25,7 +25,7 @@ from agent.transport import (
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
 from app.settings import Settings
-from memory import MemoryService, MemoryStore
+from memory import Embedder, MemoryService, MemoryStore
 from memory.embedder import shared_embedder
 
 DEFAULT_PROMPT = (
@@ -109,13 +109,15 @@ def build_agent(
     supervisor: Supervisor,
     emit,
     session_id: str,
+    embedder: Embedder | None = None,
 ) -> AstraAgent:
+    """A session ready to run; `embedder` defaults to the process-wide real model."""
     if not workspace.is_dir():
         raise CommandError(f"workspace {workspace} is not a directory", 2)
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
-        shared_embedder(settings.astra_embedding_model_path),
+        embedder or shared_embedder(settings.astra_embedding_model_path),
         session_id=session_id,
         scope=options.scope,
     )

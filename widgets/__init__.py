@@ -1,1 +1,19 @@
-"""Textual widgets of the dashboard: they render data and post Messages, nothing more."""
+"""Dashboard widgets: they render session data and post Messages; they never do the work."""
+
+from widgets.budget_panel import BudgetPanel
+from widgets.matches_log import MatchesLog
+from widgets.pane_log import PaneLog
+from widgets.record_view import RecordView
+from widgets.session_header import SessionHeader
+from widgets.test_output_log import TestOutputLog
+from widgets.turns_log import TurnsLog
+
+__all__ = [
+    "BudgetPanel",
+    "MatchesLog",
+    "PaneLog",
+    "RecordView",
+    "SessionHeader",
+    "TestOutputLog",
+    "TurnsLog",
+]

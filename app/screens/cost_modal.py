@@ -1,0 +1,64 @@
+"""Approve live cost: the price, the limits and the worst case, before any paid request."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Label, Static
+
+from agent.supervisor import CostQuote
+
+
+def _money(value: float | None) -> str:
+    return "none" if value is None else f"${value:.4f}"
+
+
+def quote_text(quote: CostQuote) -> str:
+    return "\n".join(
+        [
+            f"model            {quote.model}",
+            f"prices           ${quote.input_per_million_usd:.2f} in / "
+            f"${quote.output_per_million_usd:.2f} out per million tokens",
+            f"turns            at most {quote.max_turns}, "
+            f"{quote.max_output_tokens} output tokens each",
+            f"worst case       {_money(quote.session_worst_case_usd)}",
+            f"session limit    {_money(quote.session_limit_usd)}",
+            f"total limit      {_money(quote.total_limit_usd)}",
+            f"budget remaining {_money(quote.remaining_total_usd)}",
+        ]
+    )
+
+
+class CostModal(ModalScreen[bool]):
+    """Answers True (approve) or False (cancel: the session ends, nothing is sent)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "answer(True)", "Approve", id="cost.approve"),
+        Binding("escape", "answer(False)", "Cancel", id="cost.cancel"),
+    ]
+
+    def __init__(self, quote: CostQuote) -> None:
+        super().__init__()
+        self.quote = quote
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Approve live cost?", classes="dialog-title")
+            yield Static(quote_text(self.quote), id="quote", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Approve", variant="warning", id="approve")
+                yield Button("Cancel", variant="primary", id="cancel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "approve")
+
+    def action_answer(self, approved: bool) -> None:
+        self.dismiss(approved)

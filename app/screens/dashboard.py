@@ -1,0 +1,104 @@
+"""The dashboard: turns | memory matches | test output | budget, under a session header.
+
+It renders the session's events (SessionEvent messages); the app owns the session.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.containers import Grid, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from agent import events as ev
+from app.screens.messages import SessionEvent
+from widgets import BudgetPanel, MatchesLog, SessionHeader, TestOutputLog, TurnsLog
+
+
+def report_line(report: ev.SessionReport) -> str:
+    tests = (
+        f"{report.tests.passed} passed, {report.tests.failed} failed" if report.tests else "none"
+    )
+    return (
+        f"{report.status} (exit {report.exit_code}) · {report.model_requests} requests · "
+        f"{report.tool_calls} tool calls · tests {tests} · "
+        f"stored {len(report.stored_memory_ids)} · ${report.cost_usd:.4f}"
+    )
+
+
+class DashboardScreen(Screen):
+    """Four panes; at narrow widths they stack in a scrolling column (see app.tcss)."""
+
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
+        (0, "-narrow"),
+        (100, "-wide"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="dashboard")
+        self.reports: list[ev.SessionReport] = []
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(id="session-header")
+        with VerticalScroll(id="panes-scroll"), Grid(id="panes"):
+            yield TurnsLog(id="turns", classes="pane")
+            yield MatchesLog(id="matches", classes="pane")
+            yield TestOutputLog(id="tests", classes="pane")
+            yield BudgetPanel(id="budget", classes="pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        titles = {
+            "turns": "Turns",
+            "matches": "Memory matches",
+            "tests": "Test output",
+            "budget": "Budget",
+        }
+        for pane_id, title in titles.items():
+            self.query_one(f"#{pane_id}").border_title = title
+
+    def set_status(self, status: str) -> None:
+        self.query_one(SessionHeader).status = status
+
+    def on_session_event(self, message: SessionEvent) -> None:
+        event = message.event
+        header = self.query_one(SessionHeader)
+        turns = self.query_one(TurnsLog)
+        match event:
+            case ev.SessionStarted():
+                header.session = event.session_id
+                header.model = event.model
+                header.mode = event.mode
+                header.workspace = event.workspace
+                header.memory_url = event.memory_url
+                header.status = f"running · scope {event.scope}"
+                turns.add_text(f"── session {event.session_id} ──")
+            case ev.ModelRequested():
+                header.status = f"waiting for the model (turn {event.turn})"
+            case ev.ModelResponded():
+                turns.add_turn(event)
+            case ev.ToolCalled():
+                header.status = f"turn {event.turn}: {event.name}"
+            case ev.ToolAnswered(refused=True):
+                turns.add_refusal(event)
+            case ev.MemoryMatched():
+                self.query_one(MatchesLog).add_search(event)
+            case ev.TestOutput():
+                self.query_one(TestOutputLog).add_line(event)
+            case ev.TestFinished():
+                self.query_one(TestOutputLog).finish(event)
+            case ev.BudgetChanged():
+                self.query_one(BudgetPanel).show(event)
+            case ev.StoreProposed():
+                header.status = "waiting for the operator: store this fix?"
+            case ev.StoreDecided():
+                verdict = "stored" if event.approved else "rejected, nothing written"
+                turns.add_text(f"  memory write {event.memory_id[:8]}: {verdict}")
+            case ev.SessionNote():
+                turns.add_note(event)
+            case ev.SessionReport():
+                self.reports.append(event)
+                header.status = report_line(event)
+                turns.add_text(f"── {report_line(event)} ──")

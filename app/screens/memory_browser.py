@@ -1,0 +1,166 @@
+"""The memory browser: every record, semantic search as you type, detail, delete.
+
+Store calls and searches run in workers; a search waits for typing to pause.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Input, Label
+
+from app.screens.confirm_modal import ConfirmModal
+from memory.records import DeliveryStats, MemoryRecord
+from widgets import RecordView
+
+if TYPE_CHECKING:
+    from app.tui import AstraApp
+
+SEARCH_DELAY_S = 0.3
+LIST_LIMIT = 500
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class MemoryBrowserScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Back", id="browser.back"),
+        Binding("slash", "focus_search", "Search", id="browser.search"),
+        Binding("d", "delete", "Delete", id="browser.delete"),
+        Binding("r", "reload", "Reload", id="browser.reload"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="memory-browser")
+        self.records: dict[str, MemoryRecord] = {}
+        self.query_text = ""
+        self._debounce: Timer | None = None
+
+    @property
+    def astra(self) -> AstraApp:
+        return cast("AstraApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Label("Memory · loading…", id="browser-title")
+        yield Input(
+            placeholder=f"semantic search in scope {self.astra.scope} (empty: list all)",
+            id="search",
+        )
+        with Vertical(id="browser-body"):
+            yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="detail-scroll"):
+                yield RecordView(id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns(
+            "id", "score", "error type", "fix", "files", "stored at", "scope", "dlv/green"
+        )
+        self.load()
+        table.focus()
+
+    @on(Input.Changed, "#search")
+    def search_changed(self, event: Input.Changed) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        query = event.value.strip()
+        self._debounce = self.set_timer(SEARCH_DELAY_S, lambda: self.load(query))
+
+    @on(Input.Submitted, "#search")
+    def search_submitted(self) -> None:
+        self.query_one(DataTable).focus()
+
+    @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
+    async def load(self, query: str = "") -> None:
+        self.query_text = query
+        await self.astra.ready.wait()
+        store = self.astra.store
+        assert store is not None
+        if query:
+            results = await self.astra.browser_service().find(query, top_k=10)
+            rows = [(r.record, f"{r.score:.4f}") for r in results]
+        else:
+            rows = [(record, "") for record in await store.list_records(limit=LIST_LIMIT)]
+        stats = await store.delivery_stats([record.memory_id for record, _ in rows])
+        self._fill(rows, stats)
+
+    def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        self.records = {record.memory_id: record for record, _ in rows}
+        for record, score in rows:
+            audit = stats.get(record.memory_id, DeliveryStats())
+            table.add_row(
+                record.short_id,
+                score,
+                _clip(record.error_type, 16),
+                _clip(record.fix_description, 30),
+                _clip(", ".join(record.file_paths), 18),
+                f"{record.timestamp:%m-%d %H:%M}",
+                _clip(record.scope, 10),
+                f"{audit.delivered}/{audit.sessions_green}",
+                key=record.memory_id,
+            )
+        what = (
+            f"{len(rows)} matches for {self.query_text!r}"
+            if self.query_text
+            else f"{len(rows)} records"
+        )
+        self.query_one("#browser-title", Label).update(f"Memory · {self.astra.memory_url} · {what}")
+        self.show_selected()
+
+    @on(DataTable.RowHighlighted, "#records")
+    def show_selected(self) -> None:
+        self.query_one(RecordView).show(self.selected())
+
+    def selected(self) -> MemoryRecord | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return self.records.get(str(key.value))
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_reload(self) -> None:
+        self.load(self.query_text)
+
+    def action_delete(self) -> None:
+        record = self.selected()
+        if record is None:
+            self.notify("no record selected")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.delete_record(record.memory_id)
+
+        self.app.push_screen(
+            ConfirmModal(
+                f"Delete record {record.short_id}?",
+                f"{record.error_type}: {record.fix_description}\n"
+                f"files: {', '.join(record.file_paths)}\nThis cannot be undone.",
+            ),
+            callback=answered,
+        )
+
+    @work(group="browser-delete", exit_on_error=False, description="delete")
+    async def delete_record(self, memory_id: str) -> None:
+        store = self.astra.store
+        assert store is not None
+        deleted = await store.delete(memory_id)
+        self.notify(f"deleted {memory_id[:8]}" if deleted else f"{memory_id[:8]} was already gone")
+        self.load(self.query_text)

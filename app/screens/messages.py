@@ -1,0 +1,23 @@
+"""Messages that cross screens: the session's events, delivered on the app's thread."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from agent import events as ev
+
+
+class SessionEvent(Message):
+    """One event from the agent's stream, for the dashboard to render."""
+
+    def __init__(self, event: ev.Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        """Budget ticks merge: only the latest one still waiting needs drawing."""
+        return (
+            isinstance(message, SessionEvent)
+            and isinstance(self.event, ev.BudgetChanged)
+            and isinstance(message.event, ev.BudgetChanged)
+        )

@@ -1,0 +1,221 @@
+"""The dashboard app: wires the screens and owns the session state.
+
+`build_app` is the one factory the CLI and the tests share. The sessions run in an
+asyncio worker on the app's loop, so the agent's `emit` posts SessionEvent messages to
+the dashboard directly; the store opens and the embedder loads in that worker too,
+off the event loop, before the first session starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from agent import events as ev
+from agent.loop import AstraAgent
+from agent.workspace import WorkspaceTools
+from app.errors import CommandError
+from app.screens.dashboard import DashboardScreen
+from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.messages import SessionEvent
+from app.session import SessionOptions, build_agent, new_session_id
+from app.settings import Settings
+from app.supervisor import TextualSupervisor
+from memory import Embedder, MemoryService, MemoryStore, open_store
+from memory.embedder import shared_embedder
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    """One session the dashboard will run, in order."""
+
+    options: SessionOptions
+    workspace: Path
+    session_id: str
+
+
+@dataclass(frozen=True)
+class FinishedSession:
+    plan: SessionPlan
+    report: ev.SessionReport
+    tools: WorkspaceTools
+
+
+class AstraApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "astra-memory"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "browse_memory", "Memory", id="app.memory"),
+        Binding("s", "stop_session", "Stop", id="app.stop"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        plans: Sequence[SessionPlan],
+        *,
+        memory_url: str,
+        scope: str = "default",
+        embedder: Embedder | None = None,
+        browse: bool = False,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.plans = list(plans)
+        self.memory_url = memory_url
+        self.scope = scope
+        self.embedder = embedder
+        self.browse_first = browse
+        self.store: MemoryStore | None = None
+        self.ready = asyncio.Event()
+        self.agent: AstraAgent | None = None
+        self.finished: list[FinishedSession] = []
+        self.session_exit_code = 0
+        self.dashboard = DashboardScreen()
+
+    def on_mount(self) -> None:
+        self.push_screen(self.dashboard)
+        self.run_sessions()
+        if self.browse_first:
+            self.action_browse_memory()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand(
+            "Memory browser", "Browse, search and delete memory records", self.action_browse_memory
+        )
+        yield SystemCommand(
+            "Stop session",
+            "Stop the running session at its next safe point",
+            self.action_stop_session,
+        )
+
+    # -- the work ----------------------------------------------------------------------
+
+    @work(exclusive=True, group="session", exit_on_error=False, description="session")
+    async def run_sessions(self) -> None:
+        self.dashboard.set_status("opening the memory store…")
+        self.store = await asyncio.to_thread(open_store, self.memory_url)
+        if self.embedder is None:
+            self.dashboard.set_status("loading the embedding model…")
+            embedder = shared_embedder(self.settings.astra_embedding_model_path)
+            await asyncio.to_thread(embedder.load)
+            self.embedder = embedder
+        self.ready.set()
+        if not self.plans:
+            self.dashboard.set_status("idle: no workspace given · m opens the memory browser")
+        for plan in self.plans:
+            if not await self._run_session(plan):
+                return
+        if len(self.plans) > 1:
+            self.notify(f"all {len(self.plans)} sessions finished · q quits", timeout=10)
+
+    async def _run_session(self, plan: SessionPlan) -> bool:
+        options = plan.options
+        supervisor = TextualSupervisor(
+            self, approve_live_cost=options.approve_live_cost, store=options.store
+        )
+        assert self.store is not None and self.embedder is not None
+        try:
+            agent = build_agent(
+                self.settings,
+                options,
+                workspace=plan.workspace,
+                store=self.store,
+                supervisor=supervisor,
+                emit=self.forward_event,
+                session_id=plan.session_id,
+                embedder=self.embedder,
+            )
+        except CommandError as exc:
+            self.session_exit_code = exc.code
+            self.dashboard.set_status(f"error: {exc}")
+            self.notify(str(exc), title="Cannot start the session", severity="error")
+            return False
+        self.agent = agent
+        self.refresh_bindings()
+        try:
+            report = await agent.run(options.prompt)
+        finally:
+            self.agent = None
+            self.refresh_bindings()
+            await agent.transport.aclose()
+        self.finished.append(FinishedSession(plan, report, agent.tools))
+        self.session_exit_code = report.exit_code
+        return True
+
+    def forward_event(self, event: ev.Event) -> None:
+        """The agent's event callback: safe from the app's loop and from threads."""
+        self.dashboard.post_message(SessionEvent(event))
+
+    def browser_service(self) -> MemoryService:
+        assert self.store is not None and self.embedder is not None
+        return MemoryService(
+            self.store, self.embedder, session_id="memory-browser", scope=self.scope
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            if event.worker.group == "session":
+                self.session_exit_code = self.session_exit_code or 1
+            self.dashboard.set_status(f"error: {error}")
+            self.notify(str(error), title=f"{event.worker.description} failed", severity="error")
+
+    # -- actions -----------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Stop shows dimmed while no session runs."""
+        if action == "stop_session" and self.agent is None:
+            return None
+        return True
+
+    def action_browse_memory(self) -> None:
+        if not isinstance(self.screen, MemoryBrowserScreen):
+            self.push_screen(MemoryBrowserScreen())
+
+    def action_stop_session(self) -> None:
+        if self.agent is None:
+            self.notify("no session is running")
+            return
+        self.agent.request_stop()
+        self.dashboard.set_status("stopping at the next safe point…")
+        self.notify("stopping at the next safe point")
+
+    async def action_quit(self) -> None:
+        self.exit(self.session_exit_code)
+
+    async def on_unmount(self) -> None:
+        if self.store is not None:
+            await self.store.close()
+
+
+def build_app(
+    settings: Settings,
+    options: SessionOptions,
+    workspace: Path | None,
+    *,
+    embedder: Embedder | None = None,
+    plans: Sequence[SessionPlan] | None = None,
+) -> AstraApp:
+    """The dashboard for one session on `workspace`, for `plans`, or idle on memory."""
+    if plans is None:
+        plans = [] if workspace is None else [SessionPlan(options, workspace, new_session_id())]
+    return AstraApp(
+        settings,
+        plans,
+        memory_url=options.memory or settings.memory_url,
+        scope=options.scope,
+        embedder=embedder,
+        browse=workspace is None and not plans,
+    )

@@ -1,0 +1,82 @@
+"""One memory record in full: fix, error type, files, outcome, evidence, the diff, neighbours.
+
+Used by the store confirmation modal (the record that would be written, beside the
+nearest records) and by the memory browser's detail view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from memory.records import MemoryRecord, MemorySearchResult
+
+
+def record_renderable(
+    record: MemoryRecord, nearest: Sequence[MemorySearchResult] | None = None
+) -> RenderableType:
+    flagged = "bold white on red" if record.flags else "bold"
+    facts = Table.grid(padding=(0, 1))
+    facts.add_column(style="dim", no_wrap=True)
+    facts.add_column()
+    facts.add_row("id", record.memory_id)
+    facts.add_row("fix", Text(record.fix_description, style=flagged))
+    facts.add_row("error type", record.error_type)
+    facts.add_row("files", ", ".join(record.file_paths))
+    facts.add_row("outcome", record.outcome)
+    facts.add_row("scope", record.scope)
+    facts.add_row("session", record.session_id)
+    facts.add_row("stored at", f"{record.timestamp:%Y-%m-%d %H:%M:%S %Z}")
+    facts.add_row("provenance", record.provenance)
+    if record.evidence is not None:
+        e = record.evidence
+        facts.add_row(
+            "evidence", f"{e.command} → exit {e.exit_code}, {e.passed} passed, {e.failed} failed"
+        )
+    if record.flags:
+        facts.add_row("FLAGGED", Text("; ".join(record.flags), style="bold red"))
+    if record.symptom:
+        symptom = record.symptom if len(record.symptom) <= 400 else record.symptom[:400] + "…"
+        facts.add_row("symptom", Text(symptom, style="italic"))
+    parts: list[RenderableType] = [facts]
+    if record.diff:
+        parts += [Text("diff", style="dim"), Syntax(record.diff, "diff", word_wrap=True)]
+    if nearest is not None:
+        parts.append(Text("nearest records in memory", style="bold"))
+        if not nearest:
+            parts.append(Text("  none: memory holds nothing close in this scope", style="dim"))
+        for result in nearest:
+            other = result.record
+            style = "red" if other.flags else ""
+            parts.append(
+                Text(
+                    f"  {result.score:.4f}  {other.short_id}  {other.error_type} · "
+                    f"{', '.join(other.file_paths)} · {other.fix_description}",
+                    style=style,
+                )
+            )
+    return Group(*parts)
+
+
+class RecordView(Static):
+    """Shows one record; `record` is the one shown, or None."""
+
+    def __init__(
+        self,
+        record: MemoryRecord | None = None,
+        nearest: Sequence[MemorySearchResult] | None = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.show(record, nearest)
+
+    def show(
+        self, record: MemoryRecord | None, nearest: Sequence[MemorySearchResult] | None = None
+    ) -> None:
+        self.record = record
+        self.update("no record selected" if record is None else record_renderable(record, nearest))

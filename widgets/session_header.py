@@ -1,0 +1,25 @@
+"""The header line: session, model, mode, workspace, memory store and the session's status."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+class SessionHeader(Static):
+    """Two lines: who and where (from SessionStarted), then what is happening now."""
+
+    session = reactive("no session", layout=True)
+    model = reactive("-")
+    mode = reactive("-")
+    workspace = reactive("-")
+    memory_url = reactive("-")
+    status = reactive("idle")
+
+    def render(self) -> str:
+        return (
+            f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
+            f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"
+            f"[cyan]{escape(self.status)}[/]"
+        )

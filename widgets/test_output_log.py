@@ -1,0 +1,38 @@
+"""The Test output pane: lines as they stream, then the run's pass/fail summary."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from agent import events as ev
+from widgets.pane_log import PaneLog
+
+
+class TestOutputLog(PaneLog):
+    """A log of test runs; `output_lines` and `summaries` keep the plain text, for tests."""
+
+    __test__ = False
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(max_lines=2000, **kwargs)
+        self.output_lines: list[str] = []
+        self.summaries: list[str] = []
+        self._run = 0
+
+    def add_line(self, event: ev.TestOutput) -> None:
+        if event.run != self._run:
+            self._run = event.run
+            self.put(f"[bold]── test run {event.run} ──[/]")
+        self.output_lines.append(event.line)
+        self.put(escape(event.line))
+
+    def finish(self, event: ev.TestFinished) -> None:
+        verdict = "PASSED" if event.exit_code == 0 else "FAILED"
+        summary = (
+            f"run {event.run} {verdict}: {event.passed} passed, {event.failed} failed, "
+            f"exit {event.exit_code}{' (timed out)' if event.timed_out else ''} "
+            f"in {event.duration_s:.1f}s"
+        )
+        self.summaries.append(summary)
+        colour = "green" if event.exit_code == 0 else "red"
+        self.put(f"[bold {colour}]{escape(summary)}[/]")

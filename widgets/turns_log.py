@@ -1,0 +1,45 @@
+"""The Turns pane: each model turn with its calls, Astra's text, tokens and cost."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from agent import events as ev
+from widgets.pane_log import PaneLog
+
+
+def brief_call(call: ev.FunctionCallBrief, limit: int = 60) -> str:
+    arguments = call.arguments if len(call.arguments) <= limit else call.arguments[:limit] + "…"
+    return f"{call.name}({arguments})"
+
+
+class TurnsLog(PaneLog):
+    """A log of turns; `entries` keeps the plain text of what was written, for tests."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.entries: list[str] = []
+
+    def _add(self, markup: str, plain: str) -> None:
+        self.entries.append(plain)
+        self.put(markup)
+
+    def add_turn(self, event: ev.ModelResponded) -> None:
+        calls = ", ".join(brief_call(call) for call in event.function_calls) or "final answer"
+        head = (
+            f"turn {event.turn} {event.status}: {calls} · "
+            f"{event.input_tokens}+{event.output_tokens} tokens · ${event.cost_usd:.4f}"
+        )
+        text = f"\n  {event.text}" if event.text else ""
+        self._add(f"[bold cyan]{escape(head)}[/]{escape(text)}", head + text)
+
+    def add_refusal(self, event: ev.ToolAnswered) -> None:
+        line = f"  ✗ {event.name} refused: {event.output}"
+        self._add(f"[red]{escape(line)}[/]", line)
+
+    def add_note(self, event: ev.SessionNote) -> None:
+        colour = {"info": "blue", "warning": "yellow", "error": "red"}[event.level]
+        self._add(f"[{colour}]{escape(event.message)}[/]", event.message)
+
+    def add_text(self, text: str) -> None:
+        self._add(escape(text), text)
