@@ -1,10 +1,13 @@
-"""The memory browser: every record, semantic search as you type, detail, delete.
+"""The memory browser: every record, semantic search as you type, detail, delete, export.
 
 Store calls and searches run in workers; a search waits for typing to pause.
 """
 
 from __future__ import annotations
 
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on, work
@@ -17,6 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Label
 
 from app.screens.confirm_modal import ConfirmModal
 from memory.records import DeliveryStats, MemoryRecord
+from memory.transfer import export_lines
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -36,6 +40,7 @@ class MemoryBrowserScreen(Screen):
         Binding("slash", "focus_search", "Search", id="browser.search"),
         Binding("d", "delete", "Delete", id="browser.delete"),
         Binding("r", "reload", "Reload", id="browser.reload"),
+        Binding("e", "export", "Export", id="browser.export"),
     ]
 
     def __init__(self) -> None:
@@ -43,6 +48,7 @@ class MemoryBrowserScreen(Screen):
         self.records: dict[str, MemoryRecord] = {}
         self.query_text = ""
         self._debounce: Timer | None = None
+        self.exported: Path | None = None
 
     @property
     def astra(self) -> AstraApp:
@@ -156,6 +162,28 @@ class MemoryBrowserScreen(Screen):
             ),
             callback=answered,
         )
+
+    @work(group="browser-export", exit_on_error=False, description="export")
+    async def action_export(self) -> None:
+        """Every record as JSONL into the data dir's exports folder, as `memory export`."""
+        await self.astra.ready.wait()
+        store = self.astra.store
+        assert store is not None
+        lines = [line async for line in export_lines(store)]
+        folder = self.astra.settings.data_dir / "exports"
+        path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
+
+        def write() -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+        try:
+            await asyncio.to_thread(write)
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.exported = path
+        self.notify(f"exported {len(lines)} record(s) to {path}")
 
     @work(group="browser-delete", exit_on_error=False, description="delete")
     async def delete_record(self, memory_id: str) -> None:

@@ -21,7 +21,7 @@ from textual.widgets import DataTable
 import app.tui as tui_module
 from agent import events as ev
 from agent.loop import match_brief
-from agent.supervisor import StoreProposal
+from agent.supervisor import CostQuote, StoreProposal
 from app.cli import main
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
@@ -201,6 +201,21 @@ async def test_browser_deletes_a_record_after_confirmation(settings, url):
         await pilot.press("escape")
         assert app.screen is app.dashboard
     assert await stored_records(url) == []
+
+
+async def test_browser_exports_every_record(settings, url):
+    ids = await seed(url, [("KeyError: 'port'", "KeyError", "read port with a default")])
+    app = build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: browser.exported is not None)
+        exported = [json.loads(line) for line in browser.exported.read_text().splitlines()]
+    assert [row["memory_id"] for row in exported] == ids
 
 
 async def test_browser_searches_by_meaning_as_you_type(settings, url):
@@ -417,3 +432,19 @@ def test_snapshot_store_modal(snap_compare, size):
     )
     proposal = StoreProposal(new, [MemorySearchResult(record=old, score=0.91234, rank=1)])
     assert snap_compare(SnapshotHost(StoreModal(proposal)), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_snapshot_cost_modal(snap_compare, size):
+    quote = CostQuote(
+        model="gpt-6-astra",
+        input_per_million_usd=10.0,
+        output_per_million_usd=50.0,
+        max_turns=12,
+        max_output_tokens=4000,
+        session_worst_case_usd=1.2345,
+        session_limit_usd=2.0,
+        total_limit_usd=10.0,
+        remaining_total_usd=8.5,
+    )
+    assert snap_compare(SnapshotHost(CostModal(quote)), terminal_size=size)
