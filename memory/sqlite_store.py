@@ -9,10 +9,11 @@ kept in step with this connection's writes and reloaded when another process com
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
@@ -456,51 +457,43 @@ class SQLiteMemoryStore:
         min_score: float,
         now: datetime,
     ) -> list[MemorySearchResult]:
-        """Hybrid search over the records that pass scope, error type and expiry.
+        """Hybrid search over the records that pass scope, error type and expiry."""
+        with self._snapshot():
+            self._sync_index()
+            error_key = error_type.casefold() if error_type else None
+            query = np.asarray(vector, dtype=np.float32).reshape(-1)
+            pool = max(top_k * 10, 50)
+            by_vector = self._index.top(query, scope, error_key, now.timestamp(), pool)
+            if not by_vector:
+                return []
+            by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
+            fused: dict[str, float] = {}
+            for ranking in ([memory_id for memory_id, _ in by_vector], by_keyword):
+                for rank, memory_id in enumerate(ranking, start=1):
+                    fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            cosine = dict(by_vector)
+            missing = [memory_id for memory_id in fused if memory_id not in cosine]
+            cosine.update(self._index.similarities(query, missing))
+            ranked = sorted(
+                (memory_id for memory_id in fused if cosine[memory_id] >= min_score),
+                key=lambda memory_id: (fused[memory_id], cosine[memory_id]),
+                reverse=True,
+            )[:top_k]
+            records = self._records(ranked)
+            return [
+                MemorySearchResult(record=records[memory_id], score=cosine[memory_id], rank=rank)
+                for rank, memory_id in enumerate(ranked, start=1)
+            ]
 
-        One read transaction: the matrix, the keyword index and the rows come from the same
-        snapshot even while another process writes."""
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the matrix, the keyword index and the rows read inside it
+        come from the same snapshot even while another process writes."""
         self._conn.execute("BEGIN")
         try:
-            return self._search(vector, query_text, scope, error_type, top_k, min_score, now)
+            yield
         finally:
             self._conn.execute("COMMIT")
-
-    def _search(
-        self,
-        vector: np.ndarray,
-        query_text: str,
-        scope: str,
-        error_type: str | None,
-        top_k: int,
-        min_score: float,
-        now: datetime,
-    ) -> list[MemorySearchResult]:
-        self._sync_index()
-        error_key = error_type.casefold() if error_type else None
-        query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        pool = max(top_k * 10, 50)
-        by_vector = self._index.top(query, scope, error_key, now.timestamp(), pool)
-        if not by_vector:
-            return []
-        by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
-        fused: dict[str, float] = {}
-        for ranking in ([memory_id for memory_id, _ in by_vector], by_keyword):
-            for rank, memory_id in enumerate(ranking, start=1):
-                fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
-        cosine = dict(by_vector)
-        missing = [memory_id for memory_id in fused if memory_id not in cosine]
-        cosine.update(self._index.similarities(query, missing))
-        ranked = sorted(
-            (memory_id for memory_id in fused if cosine[memory_id] >= min_score),
-            key=lambda memory_id: (fused[memory_id], cosine[memory_id]),
-            reverse=True,
-        )[:top_k]
-        records = self._records(ranked)
-        return [
-            MemorySearchResult(record=records[memory_id], score=cosine[memory_id], rank=rank)
-            for rank, memory_id in enumerate(ranked, start=1)
-        ]
 
     def _keyword_ranking(
         self, text: str, scope: str, error_key: str | None, now: datetime, limit: int
