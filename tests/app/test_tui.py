@@ -448,3 +448,32 @@ def test_snapshot_cost_modal(snap_compare, size):
         remaining_total_usd=8.5,
     )
     assert snap_compare(SnapshotHost(CostModal(quote)), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_snapshot_memory_browser(snap_compare, size, settings, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a relative store URL, so the title is the same every run
+    url = "sqlite:///memory.sqlite3"
+    records = [
+        fixed_record("0123abcd-0000-5000-8000-000000000000", "Strip origins"),
+        fixed_record("89abcdef-0000-5000-8000-000000000000", "Normalize Audit-Log to audit_log"),
+    ]
+
+    async def fill() -> None:
+        store = open_store(url)
+        vectors = HashEmbedder().embed_many_sync([r.embedding_text() for r in records])
+        try:
+            await store.upsert_many(list(zip(records, vectors, strict=True)))
+        finally:
+            await store.close()
+
+    async def loaded(pilot) -> None:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await wait_for(pilot, lambda: len(pilot.app.screen.records) == 2)
+        await pilot.pause()
+
+    asyncio.run(fill())
+    app = build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+    assert snap_compare(app, terminal_size=size, run_before=loaded)
