@@ -132,6 +132,7 @@ class CostGuard:
         self.session_limit_usd = session_limit_usd
         self.total_limit_usd = total_limit_usd
         self.session_cost_usd = 0.0
+        self.ledger_total_usd = 0.0  # as read at the last preflight, plus charges since
         self._context_tokens = 0  # what the chained conversation already holds
 
     def worst_case(self, payload: dict[str, Any]) -> float:
@@ -148,9 +149,12 @@ class CostGuard:
         return min(total, self.session_limit_usd) if self.session_limit_usd is not None else total
 
     def remaining_total(self) -> float | None:
+        """What ASTRA_BUDGET_USD leaves, from a fresh read of the ledger (other sessions
+        write to it too)."""
+        self.ledger_total_usd = self.ledger.total()
         if self.total_limit_usd is None:
             return None
-        return self.total_limit_usd - self.ledger.total()
+        return self.total_limit_usd - self.ledger_total_usd
 
     def preflight(self, payload: dict[str, Any]) -> float:
         """Raise BudgetExceededError unless the request's worst case fits every limit."""
@@ -182,6 +186,7 @@ class CostGuard:
         else:
             cost = worst_case
         self.session_cost_usd += cost
+        self.ledger_total_usd += cost
         self._context_tokens = input_tokens + output_tokens
         self.ledger.record(self.session_id, self.model, input_tokens, output_tokens, cost)
         return cost

@@ -311,7 +311,7 @@ class AstraAgent:
         self.emit(
             ev.BudgetChanged(
                 session_cost_usd=state.cost_usd,
-                ledger_total_usd=guard.ledger.total() if guard else 0.0,
+                ledger_total_usd=guard.ledger_total_usd if guard else 0.0,
                 session_limit_usd=guard.session_limit_usd if guard else None,
                 total_limit_usd=guard.total_limit_usd if guard else None,
                 turns_used=state.turn,

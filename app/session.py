@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +61,10 @@ def ledger_for(settings: Settings) -> Ledger:
 
 
 def build_transport(
-    settings: Settings, options: SessionOptions, session_id: str, emit
+    settings: Settings,
+    options: SessionOptions,
+    session_id: str,
+    emit: Callable[[ev.Event], None],
 ) -> tuple[ResponsesTransport, CostGuard | None]:
     """A live HTTP transport with its cost guard, or the offline replay of a script."""
     model = options.model or settings.astra_model
@@ -107,7 +111,7 @@ def build_agent(
     workspace: Path,
     store: MemoryStore,
     supervisor: Supervisor,
-    emit,
+    emit: Callable[[ev.Event], None],
     session_id: str,
     embedder: Embedder | None = None,
 ) -> AstraAgent:
