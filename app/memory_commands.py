@@ -21,10 +21,11 @@ from rich.table import Table
 
 from app.errors import CommandError
 from app.settings import Settings
-from memory import MemoryRecord, MemoryService, MemoryStore, TestEvidence, open_store
 from memory.embedder import shared_embedder
 from memory.evaluation import evaluate, fix_text_baseline, parse_queries
-from memory.records import utc_now
+from memory.records import MemoryRecord, TestEvidence, utc_now
+from memory.service import MemoryService
+from memory.store import MemoryStore, open_store
 from memory.transfer import export_lines, import_records, migrate, parse_import
 
 SMOKE_SCOPE = "smoke"

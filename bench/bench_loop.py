@@ -30,8 +30,9 @@ from agent import events as ev
 from agent.loop import AgentLimits, AstraAgent
 from agent.transport import ReplayTransport
 from agent.workspace import WorkspaceTools
-from memory import MemoryService, open_store
 from memory.records import EMBEDDING_DIMENSION
+from memory.service import MemoryService
+from memory.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -26,10 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memory import MemoryRecord, MemoryService, open_store
 from memory.embedder import shared_embedder
 from memory.evaluation import evaluate, parse_queries
-from memory.records import EMBEDDING_DIMENSION
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord
+from memory.service import MemoryService
+from memory.store import open_store
 from memory.transfer import import_records, parse_import
 from tests.memory.vectorai_standin import VectorAIStandIn
 

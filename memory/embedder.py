@@ -15,11 +15,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from memory.errors import EmbedderUnavailableError
 from memory.records import EMBEDDING_DIMENSION, EMBEDDING_MODEL
-
-
-class EmbedderUnavailableError(RuntimeError):
-    """The embedding model's files cannot be found or loaded."""
 
 
 class Embedder(Protocol):

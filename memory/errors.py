@@ -22,3 +22,7 @@ class RecordNotFoundError(MemoryStoreError, KeyError):
 
     def __str__(self) -> str:
         return f"no memory record with id {self.args[0]!r}"
+
+
+class EmbedderUnavailableError(RuntimeError):
+    """The embedding model's files cannot be found or loaded."""

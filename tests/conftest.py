@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import MemoryService, open_store
 from memory.embedder import shared_embedder
+from memory.service import MemoryService
+from memory.store import open_store
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 
 

@@ -15,7 +15,7 @@ from agent.budget import CostGuard, Ledger, Price
 from agent.loop import AgentLimits, AstraAgent
 from agent.transport import HttpResponsesTransport
 from agent.workspace import WorkspaceTools
-from memory import MemoryService
+from memory.service import MemoryService
 from tests.agent.responses_server import ResponsesServer
 from tests.fakes import HashEmbedder
 

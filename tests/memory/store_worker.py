@@ -11,8 +11,9 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 
-from memory import MemoryService, open_store
 from memory.records import utc_now
+from memory.service import MemoryService
+from memory.store import open_store
 from memory.transfer import import_records, parse_import
 from tests.fakes import HashEmbedder
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memory import MemoryService, MemoryValidationError, UnconfirmedOutcomeError
+from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
+from memory.service import MemoryService
 from memory.transfer import export_lines
 from tests.fakes import PASSING
 

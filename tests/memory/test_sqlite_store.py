@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memory import MemoryRecord, MemoryStoreError, open_store
+from memory.errors import MemoryStoreError
+from memory.records import MemoryRecord
 from memory.sqlite_store import LATEST_VERSION, SQLiteMemoryStore, keyword_words
+from memory.store import open_store
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -184,7 +186,7 @@ async def test_update_replaces_keywords_and_vector(store):
 
 
 async def test_every_field_round_trips(store):
-    from memory import TestEvidence
+    from memory.records import TestEvidence
 
     original = record(
         "full",

@@ -21,8 +21,9 @@ from actian_vectorai import AsyncVectorAIClient
 
 from app import memory_commands
 from app.cli import main
-from memory import MemoryRecord, MemoryStoreError, TestEvidence, open_store
-from memory.store import MemoryStore
+from memory.errors import MemoryStoreError
+from memory.records import MemoryRecord, TestEvidence
+from memory.store import MemoryStore, open_store
 from memory.transfer import migrate
 from memory.vectorai_store import VectorAIMemoryStore, vectorai_address
 from tests.fakes import HashEmbedder
