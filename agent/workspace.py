@@ -26,13 +26,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.safety import redact_secrets
+from memory.safety import scrub_environment
 
 MAX_READ_BYTES = 256 * 1024
 MAX_LISTED = 500
 BINARY_SNIFF_BYTES = 8 * 1024
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".venv", ".pytest_cache", "node_modules"})
-SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
 SECRET_FILES = re.compile(
     r"(^|/)(\.env(\..*)?|\.netrc|\.pypirc|id_(rsa|dsa|ecdsa|ed25519)|[^/]*\.(pem|key|p12))$"
 )
@@ -43,17 +42,6 @@ _COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
 
 class ToolError(Exception):
     """A refused or failed tool call; the agent loop answers the model with 'ERROR: <message>'."""
-
-
-def scrub_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """A copy of env without any variable whose name holds KEY, SECRET, TOKEN, PASSWORD,
-    PASSWD or CREDENTIAL (case-insensitive), or whose value holds a secret (a password in a
-    URL, a bearer token, a known key shape)."""
-    return {
-        name: value
-        for name, value in env.items()
-        if not any(m in name.upper() for m in SECRET_MARKERS) and redact_secrets(value) == value
-    }
 
 
 def pytest_counts(output: str) -> tuple[int, int]:

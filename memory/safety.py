@@ -8,6 +8,7 @@ model sees it as suspect data when the record comes back.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from memory.records import MemoryRecord
 
@@ -118,3 +119,17 @@ def sanitize_record(record: MemoryRecord) -> MemoryRecord:
             "flags": instruction_flags(*texts.values(), *paths),
         }
     )
+
+
+SECRET_MARKERS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+def scrub_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """A copy of env without any variable whose name holds KEY, SECRET, TOKEN, PASSWORD,
+    PASSWD or CREDENTIAL (case-insensitive), or whose value holds a secret (a password in a
+    URL, a bearer token, a known key shape). For every child process we start."""
+    return {
+        name: value
+        for name, value in env.items()
+        if not any(m in name.upper() for m in SECRET_MARKERS) and redact_secrets(value) == value
+    }

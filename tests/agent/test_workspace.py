@@ -17,8 +17,8 @@ from agent.workspace import (
     ToolError,
     WorkspaceTools,
     pytest_counts,
-    scrub_environment,
 )
+from memory.safety import scrub_environment
 
 # Child pytest runs skip third-party plugins so they start fast.
 BASE_ENV = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
