@@ -9,6 +9,7 @@ approval (exit 2), or a stop request, honoured before the next request or tool c
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,8 +32,10 @@ from agent.tools import (
 )
 from agent.transport import ResponsesAPIError, ResponsesTransport
 from agent.workspace import TestRun, ToolError, WorkspaceTools
-from memory import MemoryLayerError, MemorySearchResult, MemoryService, TestEvidence
+from memory.errors import MemoryLayerError
+from memory.records import MemorySearchResult, TestEvidence
 from memory.safety import redact_secrets
+from memory.service import MemoryService
 
 SYSTEM_INSTRUCTIONS = """You are Astra, fixing a failing project in a confined workspace.
 1. Run the tests to observe the failure.
@@ -220,7 +223,7 @@ class AstraAgent:
             session_worst_case_usd=guard.session_worst_case(first_payload, self.limits.max_turns),
             session_limit_usd=guard.session_limit_usd,
             total_limit_usd=guard.total_limit_usd,
-            remaining_total_usd=guard.remaining_total(),
+            remaining_total_usd=await asyncio.to_thread(guard.remaining_total),
         )
         if not await self.supervisor.approve_live_cost(quote):
             raise SessionStop("declined", 2, "live cost not approved; no request was sent")
@@ -229,7 +232,7 @@ class AstraAgent:
         worst = None
         if self.guard is not None:
             try:
-                worst = self.guard.preflight(payload)
+                worst = await asyncio.to_thread(self.guard.preflight, payload)
             except BudgetExceededError as exc:
                 raise SessionStop("budget", 3, f"stopped before the request: {exc}") from exc
         if state.turn == 0:
@@ -244,7 +247,7 @@ class AstraAgent:
         )
         try:
             response = await self.transport.create(payload)
-            return self._accept(response, state, worst or 0.0)
+            return await self._accept(response, state, worst or 0.0)
         except ResponsesAPIError as exc:
             configuration = exc.status in (401, 403, 404) or exc.error_type == "invalid_base_url"
             raise SessionStop(
@@ -253,13 +256,17 @@ class AstraAgent:
         except OSError as exc:  # the transcript or the ledger could not be written
             raise SessionStop("local_error", 1, f"cannot record the session: {exc}") from exc
 
-    def _accept(self, response: dict[str, Any], state: _State, worst: float) -> dict[str, Any]:
+    async def _accept(
+        self, response: dict[str, Any], state: _State, worst: float
+    ) -> dict[str, Any]:
         output = response.get("output")
         if not isinstance(response.get("id"), str) or not isinstance(output, list):
             raise SessionStop("api_error", 1, "the model's response has no id or no output list")
         output = [item for item in output if isinstance(item, dict)]
         usage = response.get("usage") or {}
-        cost = self.guard.charge(usage, worst) if self.guard is not None else 0.0
+        cost = 0.0
+        if self.guard is not None:  # appends to the ledger file
+            cost = await asyncio.to_thread(self.guard.charge, usage, worst)
         state.response_id = response["id"]
         state.input_tokens += int(usage.get("input_tokens") or 0)
         state.output_tokens += int(usage.get("output_tokens") or 0)
@@ -363,15 +370,15 @@ class AstraAgent:
             case StoreArguments():
                 return await self._store(arguments, state)
             case ListFilesArguments():
-                return self.tools.list_files(arguments.path)
+                return await asyncio.to_thread(self.tools.list_files, arguments.path)
             case ReadFileArguments():
-                return self.tools.read_file(arguments.path)
+                return await asyncio.to_thread(self.tools.read_file, arguments.path)
             case ApplyEditArguments():
                 refusal = edit_refusal(state.memory_delivered)
                 if refusal:
                     raise _Refused(refusal)
-                result = self.tools.apply_edit(
-                    arguments.path, arguments.old_text, arguments.new_text
+                result = await asyncio.to_thread(
+                    self.tools.apply_edit, arguments.path, arguments.old_text, arguments.new_text
                 )
                 state.latest_confirmed = None  # the code changed: earlier passes prove nothing
                 state.first_edit_turn = state.first_edit_turn or state.turn

@@ -229,9 +229,9 @@ class RecordingTransport:
             entry["response"] = await self.inner.create(payload)
         except Exception as exc:
             entry["error"] = str(exc)
-            self._append(entry)
+            await asyncio.to_thread(self._append, entry)
             raise
-        self._append(entry)
+        await asyncio.to_thread(self._append, entry)
         return entry["response"]
 
     async def aclose(self) -> None:
