@@ -3,44 +3,91 @@
 The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL,
 ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, plus ASTRA_EMBEDDING_MODEL_PATH and
 ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models).
+
+Plain Python rather than pydantic-settings: the dashboard reads its settings before its
+first frame, and importing pydantic alone would take longer than that whole frame.
 """
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from dotenv import dotenv_values
 
-from agent.budget import Price
+from app.errors import CommandError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-6-astra"
 
 
-class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_ignore_empty=True, extra="ignore")
+class Secret:
+    """A value that never shows in a repr, a log line or an error message."""
 
-    openai_api_key: SecretStr | None = None
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"expected a number of US dollars, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("astra-codebase-memory"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    openai_api_key: Secret | None = None
     openai_base_url: str = DEFAULT_BASE_URL
     astra_model: str = DEFAULT_MODEL
     astra_memory_url: str | None = None
-    astra_data_dir: Path = Field(
-        default_factory=lambda: Path(platformdirs.user_data_dir("astra-codebase-memory"))
-    )
-    astra_budget_usd: float | None = Field(default=None, ge=0)
+    astra_data_dir: Path = field(default_factory=_default_data_dir)
+    astra_budget_usd: float | None = None
     astra_embedding_model_path: Path | None = None
-    astra_price_input_per_million: float | None = Field(default=None, ge=0)
-    astra_price_output_per_million: float | None = Field(default=None, ge=0)
+    astra_price_input_per_million: float | None = None
+    astra_price_output_per_million: float | None = None
 
-    @property
-    def price_override(self) -> Price | None:
-        """Prices given in the environment, for a model whose price we do not know."""
-        given = (self.astra_price_input_per_million, self.astra_price_output_per_million)
-        if None in given:
-            return None
-        return Price(*given)
+    @classmethod
+    def from_environment(
+        cls, environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
+    ) -> Settings:
+        """The environment over the `.env` file; an empty value counts as unset.
+
+        A value that cannot be used raises CommandError (exit 2) naming the variable.
+        """
+        given: dict[str, str | None] = {}
+        if env_file is not None and env_file.is_file():
+            given.update(dotenv_values(env_file))
+        given.update(os.environ if environ is None else environ)
+        values: dict[str, object] = {}
+        for name in (f.name for f in fields(cls)):
+            text = given.get(name.upper())
+            if not text:
+                continue
+            try:
+                values[name] = PARSERS.get(name, str)(text)
+            except ValueError as exc:
+                raise CommandError(f"bad configuration in {name.upper()}: {exc}", 2) from None
+        return cls(**values)
 
     @property
     def data_dir(self) -> Path:
@@ -50,3 +97,13 @@ class Settings(BaseSettings):
     def memory_url(self) -> str:
         """ASTRA_MEMORY_URL, or the embedded store inside the data dir."""
         return self.astra_memory_url or f"sqlite:///{self.data_dir / 'memory.sqlite3'}"
+
+
+PARSERS: dict[str, Callable[[str], object]] = {
+    "openai_api_key": Secret,
+    "astra_data_dir": Path,
+    "astra_embedding_model_path": Path,
+    "astra_budget_usd": _non_negative,
+    "astra_price_input_per_million": _non_negative,
+    "astra_price_output_per_million": _non_negative,
+}
