@@ -10,15 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from app import memory_commands, session_commands
 from app.errors import CommandError
 from app.settings import Settings
-from memory import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
+from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
 
 
 def _positive_int(text: str) -> int:
@@ -199,14 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["tui"])
     try:
-        settings = Settings()
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        name = str(problem["loc"][0]).upper() if problem["loc"] else "settings"
-        return _fail(f"bad configuration in {name}: {problem['msg']}", 2)
-    try:
-        command = COMMANDS.get(args.command, memory_commands.dispatch)
-        return asyncio.run(command(args, settings))
+        settings = Settings.from_environment()
+        return asyncio.run(command_for(args)(args, settings))
     except CommandError as exc:
         return _fail(str(exc), exc.code)
     except (MemoryStoreError, EmbedderUnavailableError) as exc:
@@ -220,12 +211,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", 130)
 
 
-COMMANDS = {
-    "run": session_commands.run,
-    "tui": session_commands.tui,
-    "demo": session_commands.demo,
-    "ledger": session_commands.ledger,
-}
+def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
+    """The command's function. Its module loads only now: the dashboard's first frame
+    must not wait for the agent, memory and HTTP layers (see app/dashboard_commands.py)."""
+    if args.command == "tui" or (args.command == "demo" and not args.headless):
+        from app import dashboard_commands
+
+        return getattr(dashboard_commands, args.command)
+    if args.command in ("run", "demo", "ledger"):
+        from app import session_commands
+
+        return getattr(session_commands, args.command)
+    from app import memory_commands
+
+    return memory_commands.dispatch
 
 
 def _fail(message: str, code: int) -> int:

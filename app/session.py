@@ -7,14 +7,11 @@ gets the same checks everywhere: a key, a known price, a transcript without the 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from agent import events as ev
-from agent.budget import CostGuard, Ledger, UnknownPriceError, price_for
+from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
 from agent.supervisor import Supervisor
 from agent.transport import (
@@ -25,35 +22,17 @@ from agent.transport import (
 )
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
+from app.options import SessionOptions
 from app.settings import Settings
-from memory import Embedder, MemoryService, MemoryStore
-from memory.embedder import shared_embedder
-
-DEFAULT_PROMPT = (
-    "The tests in this workspace fail. Find the cause, fix the application code, and make "
-    "the tests pass."
-)
+from memory.embedder import Embedder, shared_embedder
+from memory.service import MemoryService
+from memory.store import MemoryStore
 
 
-@dataclass(frozen=True)
-class SessionOptions:
-    """The `session options` of DESIGN's CLI."""
-
-    prompt: str = DEFAULT_PROMPT
-    live: bool = False
-    approve_live_cost: bool = False
-    replay: Path | None = None
-    model: str | None = None
-    base_url: str | None = None
-    memory: str | None = None
-    scope: str = "default"
-    store: str = "ask"
-    budget_usd: float | None = None
-    max_turns: int = 12
-
-
-def new_session_id(label: str = "session") -> str:
-    return f"{label}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+def price_override(settings: Settings) -> Price | None:
+    """Prices given in the environment, for a model whose price we do not know."""
+    given = (settings.astra_price_input_per_million, settings.astra_price_output_per_million)
+    return None if None in given else Price(*given)
 
 
 def ledger_for(settings: Settings) -> Ledger:
@@ -79,7 +58,7 @@ def build_transport(
     if not key:
         raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
     try:
-        price = price_for(model, settings.price_override)
+        price = price_for(model, price_override(settings))
     except UnknownPriceError as exc:
         raise CommandError(str(exc), 2) from exc
     guard = CostGuard(

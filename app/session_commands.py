@@ -19,36 +19,19 @@ from rich.table import Table
 
 from agent import events as ev
 from agent.workspace import WorkspaceTools
-from app.errors import CommandError
 from app.headless import EventPrinter, HeadlessSupervisor
-from app.session import (
-    DEFAULT_PROMPT,
+from app.options import (
+    DEMO_PROJECTS,
     SessionOptions,
-    build_agent,
-    ledger_for,
     new_session_id,
+    options_from,
+    require_demo_projects,
 )
+from app.session import build_agent, ledger_for
 from app.settings import Settings
-from memory import open_store
+from memory.store import open_store
 
-DEMO_PROJECTS = Path(__file__).resolve().parents[1] / "demo_projects"
 console = Console(highlight=False)
-
-
-def options_from(args: argparse.Namespace) -> SessionOptions:
-    return SessionOptions(
-        prompt=args.prompt or DEFAULT_PROMPT,
-        live=args.live,
-        approve_live_cost=args.approve_live_cost,
-        replay=args.replay,
-        model=args.model,
-        base_url=args.base_url,
-        memory=args.memory,
-        scope=args.scope,
-        store=args.store,
-        budget_usd=args.budget_usd,
-        max_turns=args.max_turns,
-    )
 
 
 async def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -112,10 +95,8 @@ class DemoSession:
 
 
 async def demo(args: argparse.Namespace, settings: Settings) -> int:
-    if not (DEMO_PROJECTS / "rehearsals").is_dir():
-        raise CommandError(f"demo projects not found at {DEMO_PROJECTS}", 2)
-    if not args.headless:
-        return await demo_dashboard(args, settings)
+    """alpha then beta, printed as they run, then the five checks."""
+    require_demo_projects()
     run_id = new_session_id("demo")
     root = settings.data_dir / "demo" / run_id
     store = open_store(args.memory or settings.memory_url)
@@ -149,50 +130,6 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
     verified = await verify_against_original_tests(sessions[1], root / "beta-original-tests")
     return print_demo_summary(sessions, verified, store.url)
-
-
-async def demo_dashboard(args: argparse.Namespace, settings: Settings) -> int:
-    """alpha then beta in the dashboard; the same checks as the headless demo after it."""
-    from app.tui import SessionPlan, build_app  # Textual loads only for the dashboard
-
-    run_id = new_session_id("demo")
-    root = settings.data_dir / "demo" / run_id
-    plans = []
-    for name in ("alpha", "beta"):
-        shutil.copytree(DEMO_PROJECTS / f"scenario_{name}", root / name)
-        options = SessionOptions(
-            replay=DEMO_PROJECTS / "rehearsals" / f"scenario_{name}.jsonl",
-            memory=args.memory,
-            scope=run_id,
-            store="yes",
-        )
-        plans.append(SessionPlan(options, root / name, f"{run_id}-{name}"))
-    app = build_app(settings, SessionOptions(memory=args.memory, scope=run_id), None, plans=plans)
-    code = await app.run_async()
-    if len(app.finished) < len(plans):
-        console.print("the demo did not finish both sessions")
-        return code or 1
-    sessions = [
-        DemoSession(done.plan.workspace.name, done.plan.workspace, done.report, done.tools)
-        for done in app.finished
-    ]
-    verified = await verify_against_original_tests(sessions[1], root / "beta-original-tests")
-    return print_demo_summary(sessions, verified, app.memory_url)
-
-
-async def tui(args: argparse.Namespace, settings: Settings) -> int:
-    """The dashboard: a session on --workspace, or idle on the memory browser."""
-    from app.tui import build_app  # Textual loads only for the dashboard
-
-    options = options_from(args)
-    workspace = Path(args.workspace) if args.workspace else None
-    if workspace is not None:
-        if not workspace.is_dir():
-            raise CommandError(f"workspace {workspace} is not a directory", 2)
-        if not options.live and options.replay is None:
-            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
-    code = await build_app(settings, options, workspace).run_async()
-    return code or 0
 
 
 async def verify_against_original_tests(session: DemoSession, fresh: Path) -> int | None:

@@ -8,13 +8,16 @@ Flags given up front (`--approve-live-cost`, `--store yes|no`) answer without as
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.screen import ModalScreen
 
-from agent.supervisor import CostQuote, StoreProposal
 from app.screens.cost_modal import CostModal
 from app.screens.store_modal import StoreModal
+
+if TYPE_CHECKING:
+    from agent.supervisor import CostQuote, StoreProposal
 
 
 class TextualSupervisor:

@@ -1,9 +1,11 @@
 """The dashboard app: wires the screens and owns the session state.
 
-`build_app` is the one factory the CLI and the tests share. The sessions run in an
+`build_app` is the one factory the CLI and the tests share. This module imports only
+Textual and the screens, so the first frame comes quickly; the session worker then
+imports and opens the non-UI half (`SessionHost`: agent, memory, HTTP) in a thread and
+waits, in a thread, for the embedding model's child process. The sessions run in that
 asyncio worker on the app's loop, so the agent's `emit` posts SessionEvent messages to
-the dashboard directly; the store opens and the embedder loads in that worker too,
-off the event loop, before the first session starts.
+the dashboard directly.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -20,18 +22,20 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from agent import events as ev
-from agent.loop import AstraAgent
-from agent.workspace import WorkspaceTools
 from app.errors import CommandError
+from app.options import SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.messages import SessionEvent
-from app.session import SessionOptions, build_agent, new_session_id
 from app.settings import Settings
 from app.supervisor import TextualSupervisor
-from memory import Embedder, MemoryService, MemoryStore, open_store
-from memory.embedder import shared_embedder
+
+if TYPE_CHECKING:
+    from agent import events as ev
+    from agent.loop import AstraAgent
+    from agent.workspace import WorkspaceTools
+    from app.session_host import SessionHost
+    from memory.embedder import Embedder
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class AstraApp(App[int]):
         self.scope = scope
         self.embedder = embedder
         self.browse_first = browse
-        self.store: MemoryStore | None = None
+        self.host: SessionHost | None = None
         self.ready = asyncio.Event()
         self.agent: AstraAgent | None = None
         self.finished: list[FinishedSession] = []
@@ -85,7 +89,7 @@ class AstraApp(App[int]):
 
     def on_mount(self) -> None:
         self.push_screen(self.dashboard)
-        self.run_sessions()
+        self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
         if self.browse_first:
             self.action_browse_memory()
 
@@ -105,12 +109,12 @@ class AstraApp(App[int]):
     @work(exclusive=True, group="session", exit_on_error=False, description="session")
     async def run_sessions(self) -> None:
         self.dashboard.set_status("opening the memory store…")
-        self.store = await asyncio.to_thread(open_store, self.memory_url)
-        if self.embedder is None:
+        self.host = await asyncio.to_thread(
+            open_host, self.settings, self.memory_url, self.scope, self.embedder
+        )
+        if self.host.model is not None:
             self.dashboard.set_status("loading the embedding model…")
-            embedder = shared_embedder(self.settings.astra_embedding_model_path)
-            await asyncio.to_thread(embedder.load)
-            self.embedder = embedder
+            await asyncio.to_thread(self.host.load_model)
         self.ready.set()
         if not self.plans:
             self.dashboard.set_status("idle: no workspace given · m opens the memory browser")
@@ -125,17 +129,10 @@ class AstraApp(App[int]):
         supervisor = TextualSupervisor(
             self, approve_live_cost=options.approve_live_cost, store=options.store
         )
-        assert self.store is not None and self.embedder is not None
+        assert self.host is not None
         try:
-            agent = build_agent(
-                self.settings,
-                options,
-                workspace=plan.workspace,
-                store=self.store,
-                supervisor=supervisor,
-                emit=self.forward_event,
-                session_id=plan.session_id,
-                embedder=self.embedder,
+            agent = self.host.agent(
+                options, plan.workspace, plan.session_id, supervisor, self.forward_event
             )
         except CommandError as exc:
             self.session_exit_code = exc.code
@@ -157,12 +154,6 @@ class AstraApp(App[int]):
     def forward_event(self, event: ev.Event) -> None:
         """The agent's event callback: safe from the app's loop and from threads."""
         self.dashboard.post_message(SessionEvent(event))
-
-    def browser_service(self) -> MemoryService:
-        assert self.store is not None and self.embedder is not None
-        return MemoryService(
-            self.store, self.embedder, session_id="memory-browser", scope=self.scope
-        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
@@ -196,8 +187,17 @@ class AstraApp(App[int]):
         self.exit(self.session_exit_code)
 
     async def on_unmount(self) -> None:
-        if self.store is not None:
-            await self.store.close()
+        if self.host is not None:
+            await self.host.close()
+
+
+def open_host(
+    settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
+) -> SessionHost:
+    """Import and open the non-UI half; this blocks for ~0.5 s, so it runs in a thread."""
+    from app.session_host import SessionHost
+
+    return SessionHost.open(settings, memory_url, scope, embedder)
 
 
 def build_app(

@@ -5,17 +5,16 @@ runs. This machine is small and noisy, so each figure sits beside a baseline fro
 same run and the ratios are what to compare between runs.
 
 1. Launch: fresh `python -c` processes, interleaved, of a minimal Textual app (one Static)
-   and of the idle dashboard (`build_app` with a workspace and no plans, so no session
-   starts and no memory browser opens). Each runs headless and exits right after the
-   compositor's first frame of its screen (App._display probed; headless renders the
-   frame but writes no terminal bytes). Timed: process start to that first frame, and
-   process start to exit. The dashboard runs twice: as shipped (the real embedding model
-   starts loading in the session worker's thread at mount) and with the hash embedder
-   injected (the UI's own cost). Target: dashboard <= 1.5x the minimal app.
+   and of the real command line: `astra-memory` (idle, opens the memory browser) and
+   `astra-memory tui --workspace alpha --replay …` (a session starts). `App.run_async` is
+   patched to run headless at 120x40 and `App._display` is probed: each process exits
+   right after the first frame of a screen with a Footer (or the Static). Timed: process
+   start to that first frame, and to exit. Target: at most 1.5x the minimal app.
 2. Stalls: a rehearsed alpha session (store=yes, so no modal waits) in `run_test` with
-   the real shared embedder loading in the worker, while a monitor on the same loop
-   sleeps 5 ms again and again and records how late each wake-up is. A watchdog thread
-   notes where the main thread was during stalls over 40 ms. Target: max stall < 100 ms.
+   the real embedding model loading in its child process, as shipped, while a monitor on
+   the same loop sleeps 5 ms again and again and records how late each wake-up is. A
+   watchdog thread notes where the main thread was during stalls over 40 ms. Target: max
+   stall < 100 ms.
 3. Flood: 10,000 TestOutput events through `app.forward_event` (the session's path), in
    bursts the size the test runner reads (64 KiB), timed to the last line drawn, with
    the monitor running. Checks every line reached the pane (`output_lines`; the RichLog
@@ -47,100 +46,98 @@ REHEARSAL = ROOT / "demo_projects" / "rehearsals" / "scenario_alpha.jsonl"
 SIZE = (120, 40)
 
 CHILD = r"""
-import sys, tempfile, time
-from pathlib import Path
-variant, started = sys.argv[1], float(sys.argv[2])
+import sys, time
+variant, started, command = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+from textual.app import App
 
+first = []
+display = App._display
+
+def probe(app, screen, renderable):
+    display(app, screen, renderable)
+    if renderable is not None and not first and screen.query("Footer, Static"):
+        first.append(time.monotonic() - started)
+        app.call_later(app.exit)
+
+App._display = probe  # headless renders each frame here but writes no terminal bytes
+run_async = App.run_async
+
+async def headless(app, **kwargs):
+    return await run_async(app, headless=True, size=(120, 40))
+
+App.run_async = headless
 if variant == "minimal":
-    from textual.app import App
     from textual.widgets import Static
 
     class Minimal(App):
         def compose(self):
             yield Static("hello")
 
-    imported = time.monotonic() - started
-    app = Minimal()
-    target = lambda screen: bool(screen.query(Static))
+    Minimal().run()
 else:
-    from app.session import SessionOptions
-    from app.settings import Settings
-    from app.tui import build_app
+    from app.cli import main
 
-    imported = time.monotonic() - started
-    folder = Path(tempfile.mkdtemp(prefix="bench-tui-"))
-    settings = Settings(_env_file=None, astra_data_dir=folder / "data")
-    options = SessionOptions(memory=f"sqlite:///{folder}/memory.sqlite3", scope="bench")
-    embedder = None
-    if variant == "dashboard-hash":
-        from tests.fakes import HashEmbedder
-        embedder = HashEmbedder()
-    app = build_app(settings, options, folder, embedder=embedder, plans=[])
-    target = lambda screen: screen is app.dashboard and bool(screen.query("Footer"))
-
-display = app._display
-first = []
-
-def probe(screen, renderable):
-    display(screen, renderable)
-    if renderable is not None and not first and target(screen):
-        first.append(time.monotonic() - started)
-        app.call_later(app.exit)
-
-app._display = probe
-app.run(headless=True, size=(120, 40))
-print(f"IMPORTED {imported} FIRST_FRAME {first[0] if first else -1}")
+    main(command)
+print(f"FIRST_FRAME {first[0] if first else -1}")
 """
 
 
-def launch_once(variant: str) -> tuple[float, float, float]:
-    """(imports done, first frame, exit) in seconds from just before the process starts."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def launch_once(variant: str, folder: Path) -> tuple[float, float]:
+    """(first frame, exit) in seconds from just before the process starts."""
+    command: list[str] = []
+    if variant == "session":
+        workspace = folder / f"alpha-{time.monotonic_ns()}"
+        shutil.copytree(ROOT / "demo_projects" / "scenario_alpha", workspace)
+        command = ["tui", "--workspace", str(workspace), "--replay", str(REHEARSAL)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ASTRA_DATA_DIR": str(folder / "data")}
+    for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY"):
+        env.pop(name, None)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, variant, repr(started)],
-        cwd=ROOT,
+        [sys.executable, "-c", CHILD, variant, repr(started), *command],
+        cwd=folder,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
     wall = time.monotonic() - started
-    if done.returncode != 0 or "FIRST_FRAME" not in done.stdout:
-        raise RuntimeError(f"{variant} failed ({done.returncode}): {done.stderr[-2000:]}")
     words = done.stdout.split()
-    imported = float(words[words.index("IMPORTED") + 1])
-    first = float(words[words.index("FIRST_FRAME") + 1])
-    return imported, first, wall
+    if done.returncode != 0 or "FIRST_FRAME" not in words:
+        raise RuntimeError(f"{variant} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return float(words[words.index("FIRST_FRAME") + 1]), wall
+
+
+LAUNCHES = ("minimal", "idle", "session")
 
 
 def launches(count: int) -> dict:
-    variants = ["minimal", "dashboard-hash", "dashboard"]
-    samples = {v: {"imported": [], "first": [], "exit": []} for v in variants}
-    launch_once("minimal")  # warm the page cache and the bytecode
-    launch_once("dashboard-hash")
-    for _ in range(count):
-        for variant in variants:
-            imported, first, wall = launch_once(variant)
-            samples[variant]["imported"].append(imported)
-            samples[variant]["first"].append(first)
-            samples[variant]["exit"].append(wall)
-    result: dict = {}
-    for variant, runs in samples.items():
-        result[variant] = {
-            "imported_s_median": statistics.median(runs["imported"]),
+    """Each variant `count` times, interleaved; medians and ratios to the minimal app."""
+    samples: dict[str, dict[str, list[float]]] = {v: {"first": [], "exit": []} for v in LAUNCHES}
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        for variant in LAUNCHES:  # warm the page cache and the bytecode
+            launch_once(variant, folder)
+        for _ in range(count):
+            for variant in LAUNCHES:
+                first, wall = launch_once(variant, folder)
+                samples[variant]["first"].append(first)
+                samples[variant]["exit"].append(wall)
+    result = {
+        variant: {
             "first_frame_s_median": statistics.median(runs["first"]),
             "exit_s_median": statistics.median(runs["exit"]),
-            "imported_s": runs["imported"],
             "first_frame_s": runs["first"],
             "exit_s": runs["exit"],
         }
+        for variant, runs in samples.items()
+    }
     base = result["minimal"]
-    for variant in ("dashboard", "dashboard-hash"):
-        result[variant]["first_frame_ratio"] = (
-            result[variant]["first_frame_s_median"] / base["first_frame_s_median"]
-        )
-        result[variant]["exit_ratio"] = result[variant]["exit_s_median"] / base["exit_s_median"]
+    for variant in LAUNCHES[1:]:
+        for figure in ("first_frame", "exit"):
+            result[variant][f"{figure}_ratio"] = (
+                result[variant][f"{figure}_s_median"] / base[f"{figure}_s_median"]
+            )
     return result
 
 
@@ -213,13 +210,12 @@ def settings_in(folder: Path):
 
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         os.environ.pop(name, None)
-    return Settings(_env_file=None, astra_data_dir=folder / "data")
+    return Settings(astra_data_dir=folder / "data")
 
 
 async def session_stalls() -> dict:
-    from app.session import SessionOptions
+    from app.options import SessionOptions
     from app.tui import build_app
-    from memory.embedder import shared_embedder
 
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -232,8 +228,7 @@ async def session_stalls() -> dict:
             store="yes",
         )
         settings = settings_in(folder)
-        already = shared_embedder(settings.astra_embedding_model_path).loaded
-        app = build_app(settings, options, workspace)  # no embedder: the real one loads
+        app = build_app(settings, options, workspace)  # no embedder: the model's process starts
         log: list[tuple[float, str]] = []
         forward = app.forward_event
 
@@ -258,7 +253,6 @@ async def session_stalls() -> dict:
         report = app.finished[0].report
     ready_at = ready_at or finished_at
     return {
-        "model_already_loaded": already,
         "status": report.status,
         "exit_code": report.exit_code,
         "turns": report.model_requests,
@@ -298,7 +292,7 @@ def worst_stalls(
 
 async def flood(lines: int) -> dict:
     from agent import events as ev
-    from app.session import SessionOptions
+    from app.options import SessionOptions
     from app.tui import build_app
     from tests.fakes import HashEmbedder
     from widgets import TestOutputLog
@@ -375,7 +369,7 @@ def main() -> None:
 
     launch = launches(args.launches)
     print(f"\nlaunch to first frame, headless 120x40, median of {args.launches} (target <= 1.5x)")
-    for variant in ("minimal", "dashboard-hash", "dashboard"):
+    for variant in LAUNCHES:
         figures = launch[variant]
         ratio = (
             ""
@@ -383,12 +377,11 @@ def main() -> None:
             else f"  ({figures['first_frame_ratio']:.2f}x / {figures['exit_ratio']:.2f}x)"
         )
         print(
-            f"  {variant:15} first frame {figures['first_frame_s_median']:.2f} s "
-            f"(imports {figures['imported_s_median']:.2f} s), "
-            f"exit {figures['exit_s_median']:.2f} s{ratio}"
+            f"  {variant:8} first frame {figures['first_frame_s_median']:.3f} s, "
+            f"exit {figures['exit_s_median']:.3f} s{ratio}"
         )
-    print("  (dashboard = as shipped: its worker opens the store, then would load the model;")
-    print("   dashboard-hash = hash embedder injected; ratios: first frame / exit vs minimal)")
+    print("  (idle = `astra-memory`, the memory browser; session = `astra-memory tui --workspace")
+    print("   alpha --replay …`; ratios: first frame / exit, against the minimal app)")
 
     session = asyncio.run(session_stalls())
     print("\nrehearsed alpha session with the real model loading, loop lateness (target < 100 ms)")
@@ -396,7 +389,6 @@ def main() -> None:
         f"  {session['status']} exit {session['exit_code']}, {session['turns']} turns, "
         f"stored {session['stored']}: total {session['total_s']:.1f} s = store + model load "
         f"{session['store_and_model_load_s']:.1f} s + session {session['session_s']:.1f} s"
-        + (" (model was already loaded)" if session["model_already_loaded"] else "")
     )
     print(show_stalls("whole run", session["all"]))
     print(show_stalls("while loading", session["loading"]))

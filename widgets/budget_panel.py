@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.widgets import Static
 
-from agent import events as ev
+if TYPE_CHECKING:
+    from agent import events as ev
 
 
 def money(value: float | None) -> str:

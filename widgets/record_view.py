@@ -7,14 +7,15 @@ nearest records) and by the memory browser's detail view.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from memory.records import MemoryRecord, MemorySearchResult
+if TYPE_CHECKING:
+    from memory.records import MemoryRecord, MemorySearchResult
 
 
 def record_renderable(
@@ -45,6 +46,8 @@ def record_renderable(
         facts.add_row("symptom", Text(symptom, style="italic"))
     parts: list[RenderableType] = [facts]
     if record.diff:
+        from rich.syntax import Syntax  # Pygments: loaded with the first diff, not at launch
+
         parts += [Text("diff", style="dim"), Syntax(record.diff, "diff", word_wrap=True)]
     if nearest is not None:
         parts.append(Text("nearest records in memory", style="bold"))

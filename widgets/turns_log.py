@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
-from agent import events as ev
 from widgets.pane_log import PaneLog
+
+if TYPE_CHECKING:
+    from agent import events as ev
 
 
 def brief_call(call: ev.FunctionCallBrief, limit: int = 60) -> str:

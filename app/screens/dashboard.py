@@ -5,16 +5,18 @@ It renders the session's events (SessionEvent messages); the app owns the sessio
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from agent import events as ev
 from app.screens.messages import SessionEvent
 from widgets import BudgetPanel, MatchesLog, SessionHeader, TestOutputLog, TurnsLog
+
+if TYPE_CHECKING:
+    from agent import events as ev
 
 
 def report_line(report: ev.SessionReport) -> str:
@@ -66,8 +68,8 @@ class DashboardScreen(Screen):
         event = message.event
         header = self.query_one(SessionHeader)
         turns = self.query_one(TurnsLog)
-        match event:
-            case ev.SessionStarted():
+        match event.event:  # by kind: the event classes load after the first frame
+            case "session_started":
                 header.session = event.session_id
                 header.model = event.model
                 header.mode = event.mode
@@ -75,30 +77,30 @@ class DashboardScreen(Screen):
                 header.memory_url = event.memory_url
                 header.status = f"running · scope {event.scope}"
                 turns.add_text(f"── session {event.session_id} ──")
-            case ev.ModelRequested():
+            case "model_requested":
                 header.status = f"waiting for the model (turn {event.turn})"
-            case ev.ModelResponded():
+            case "model_responded":
                 turns.add_turn(event)
-            case ev.ToolCalled():
+            case "tool_called":
                 header.status = f"turn {event.turn}: {event.name}"
-            case ev.ToolAnswered(refused=True):
+            case "tool_answered" if event.refused:
                 turns.add_refusal(event)
-            case ev.MemoryMatched():
+            case "memory_matched":
                 self.query_one(MatchesLog).add_search(event)
-            case ev.TestOutput():
+            case "test_output":
                 self.query_one(TestOutputLog).add_line(event)
-            case ev.TestFinished():
+            case "test_finished":
                 self.query_one(TestOutputLog).finish(event)
-            case ev.BudgetChanged():
+            case "budget_changed":
                 self.query_one(BudgetPanel).show(event)
-            case ev.StoreProposed():
+            case "store_proposed":
                 header.status = "waiting for the operator: store this fix?"
-            case ev.StoreDecided():
+            case "store_decided":
                 verdict = "stored" if event.approved else "rejected, nothing written"
                 turns.add_text(f"  memory write {event.memory_id[:8]}: {verdict}")
-            case ev.SessionNote():
+            case "note":
                 turns.add_note(event)
-            case ev.SessionReport():
+            case "report":
                 self.reports.append(event)
                 header.status = report_line(event)
                 turns.add_text(f"── {report_line(event)} ──")

@@ -19,12 +19,12 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label
 
 from app.screens.confirm_modal import ConfirmModal
-from memory.records import DeliveryStats, MemoryRecord
-from memory.transfer import export_lines
 from widgets import RecordView
 
 if TYPE_CHECKING:
+    from app.session_host import SessionHost
     from app.tui import AstraApp
+    from memory.records import DeliveryStats, MemoryRecord
 
 SEARCH_DELAY_S = 0.3
 LIST_LIMIT = 500
@@ -53,6 +53,12 @@ class MemoryBrowserScreen(Screen):
     @property
     def astra(self) -> AstraApp:
         return cast("AstraApp", self.app)
+
+    async def host(self) -> SessionHost:
+        """The store and embedder, once the app's worker has opened them."""
+        await self.astra.ready.wait()
+        assert self.astra.host is not None
+        return self.astra.host
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
@@ -88,15 +94,13 @@ class MemoryBrowserScreen(Screen):
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
     async def load(self, query: str = "") -> None:
         self.query_text = query
-        await self.astra.ready.wait()
-        store = self.astra.store
-        assert store is not None
+        host = await self.host()
         if query:
-            results = await self.astra.browser_service().find(query, top_k=10)
+            results = await host.browser_service().find(query, top_k=10)
             rows = [(r.record, f"{r.score:.4f}") for r in results]
         else:
-            rows = [(record, "") for record in await store.list_records(limit=LIST_LIMIT)]
-        stats = await store.delivery_stats([record.memory_id for record, _ in rows])
+            rows = [(record, "") for record in await host.store.list_records(limit=LIST_LIMIT)]
+        stats = await host.store.delivery_stats([record.memory_id for record, _ in rows])
         self._fill(rows, stats)
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
@@ -104,7 +108,7 @@ class MemoryBrowserScreen(Screen):
         table.clear()
         self.records = {record.memory_id: record for record, _ in rows}
         for record, score in rows:
-            audit = stats.get(record.memory_id, DeliveryStats())
+            audit = stats.get(record.memory_id)
             table.add_row(
                 record.short_id,
                 score,
@@ -113,7 +117,7 @@ class MemoryBrowserScreen(Screen):
                 _clip(", ".join(record.file_paths), 18),
                 f"{record.timestamp:%m-%d %H:%M}",
                 _clip(record.scope, 10),
-                f"{audit.delivered}/{audit.sessions_green}",
+                f"{audit.delivered}/{audit.sessions_green}" if audit else "0/0",
                 key=record.memory_id,
             )
         what = (
@@ -166,10 +170,7 @@ class MemoryBrowserScreen(Screen):
     @work(group="browser-export", exit_on_error=False, description="export")
     async def action_export(self) -> None:
         """Every record as JSONL into the data dir's exports folder, as `memory export`."""
-        await self.astra.ready.wait()
-        store = self.astra.store
-        assert store is not None
-        lines = [line async for line in export_lines(store)]
+        lines = await (await self.host()).export_lines()
         folder = self.astra.settings.data_dir / "exports"
         path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
 
@@ -187,8 +188,6 @@ class MemoryBrowserScreen(Screen):
 
     @work(group="browser-delete", exit_on_error=False, description="delete")
     async def delete_record(self, memory_id: str) -> None:
-        store = self.astra.store
-        assert store is not None
-        deleted = await store.delete(memory_id)
+        deleted = await (await self.host()).store.delete(memory_id)
         self.notify(f"deleted {memory_id[:8]}" if deleted else f"{memory_id[:8]} was already gone")
         self.load(self.query_text)

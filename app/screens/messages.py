@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from agent import events as ev
+if TYPE_CHECKING:
+    from agent import events as ev
 
 
 class SessionEvent(Message):
@@ -18,6 +21,6 @@ class SessionEvent(Message):
         """Budget ticks merge: only the latest one still waiting needs drawing."""
         return (
             isinstance(message, SessionEvent)
-            and isinstance(self.event, ev.BudgetChanged)
-            and isinstance(message.event, ev.BudgetChanged)
+            and self.event.event == "budget_changed"
+            and message.event.event == "budget_changed"
         )

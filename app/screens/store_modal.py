@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -10,8 +10,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label
 
-from agent.supervisor import StoreProposal
 from widgets import RecordView
+
+if TYPE_CHECKING:
+    from agent.supervisor import StoreProposal
 
 
 class StoreModal(ModalScreen[bool]):

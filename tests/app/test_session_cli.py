@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.session_commands import DEMO_PROJECTS
+from app.options import DEMO_PROJECTS
 from tests.agent.responses_server import ResponsesServer
 
 KEY = "sk-live-test-0123456789abcdefghij"

@@ -23,17 +23,18 @@ from agent import events as ev
 from agent.loop import match_brief
 from agent.supervisor import CostQuote, StoreProposal
 from app.cli import main
+from app.options import DEMO_PROJECTS, SessionOptions
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.messages import SessionEvent
 from app.screens.store_modal import StoreModal
-from app.session import SessionOptions
-from app.session_commands import DEMO_PROJECTS
-from app.settings import Settings
+from app.settings import Secret, Settings
 from app.tui import AstraApp, build_app
-from memory import MemoryRecord, MemorySearchResult, MemoryService, open_store
+from memory.records import MemoryRecord, MemorySearchResult
+from memory.service import MemoryService
+from memory.store import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
@@ -47,7 +48,7 @@ SIZE = (120, 40)
 def settings(tmp_path, monkeypatch) -> Settings:
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    return Settings(_env_file=None, astra_data_dir=tmp_path / "data", openai_api_key=KEY)
+    return Settings(astra_data_dir=tmp_path / "data", openai_api_key=Secret(KEY))
 
 
 @pytest.fixture
@@ -264,9 +265,12 @@ async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha
 
 
 class LoadingHashEmbedder(HashEmbedder):
-    """The hash embedder with the real one's `load`, for the CLI's own embedder path."""
+    """The hash embedder with the model process's `load` and `close`, for the CLI's path."""
 
     def load(self) -> None:
+        pass
+
+    def close(self) -> None:
         pass
 
 
@@ -276,7 +280,7 @@ def cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("app.tui.shared_embedder", lambda path=None: LoadingHashEmbedder())
+    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: LoadingHashEmbedder())
     apps: list[AstraApp] = []
 
     async def run_async(self: AstraApp, **kwargs) -> int:

@@ -1,0 +1,59 @@
+"""A session's options, as the CLI's flags give them: light, so the dashboard starts fast."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from app.errors import CommandError
+
+DEFAULT_PROMPT = (
+    "The tests in this workspace fail. Find the cause, fix the application code, and make "
+    "the tests pass."
+)
+DEMO_PROJECTS = Path(__file__).resolve().parents[1] / "demo_projects"
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """The `session options` of DESIGN's CLI."""
+
+    prompt: str = DEFAULT_PROMPT
+    live: bool = False
+    approve_live_cost: bool = False
+    replay: Path | None = None
+    model: str | None = None
+    base_url: str | None = None
+    memory: str | None = None
+    scope: str = "default"
+    store: str = "ask"
+    budget_usd: float | None = None
+    max_turns: int = 12
+
+
+def options_from(args: argparse.Namespace) -> SessionOptions:
+    return SessionOptions(
+        prompt=args.prompt or DEFAULT_PROMPT,
+        live=args.live,
+        approve_live_cost=args.approve_live_cost,
+        replay=args.replay,
+        model=args.model,
+        base_url=args.base_url,
+        memory=args.memory,
+        scope=args.scope,
+        store=args.store,
+        budget_usd=args.budget_usd,
+        max_turns=args.max_turns,
+    )
+
+
+def new_session_id(label: str = "session") -> str:
+    return f"{label}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def require_demo_projects() -> None:
+    if not (DEMO_PROJECTS / "rehearsals").is_dir():
+        raise CommandError(f"demo projects not found at {DEMO_PROJECTS}", 2)

@@ -1,0 +1,88 @@
+"""The dashboard's non-UI half: one store, one embedder, the agents it runs, the exports.
+
+Importing this pulls in the agent, memory and HTTP layers (numpy, pydantic, httpx), which
+takes longer than the dashboard's whole first frame, so the app imports and opens it in a
+worker thread (app/tui.py). The embedding model runs in a child process: loading torch
+holds the GIL for hundreds of milliseconds, which would stall the UI even from a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from agent import events as ev
+from agent.loop import AstraAgent
+from agent.supervisor import Supervisor
+from app.options import SessionOptions
+from app.session import build_agent
+from app.settings import Settings
+from memory.embedder import Embedder
+from memory.embedding_process import ProcessEmbedder
+from memory.service import MemoryService
+from memory.store import MemoryStore, open_store
+from memory.transfer import export_lines
+
+
+class SessionHost:
+    """What the dashboard drives. `open` and `load_model` block: call them in a thread."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: MemoryStore,
+        scope: str,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.scope = scope
+        self.model = (
+            ProcessEmbedder(settings.astra_embedding_model_path) if embedder is None else None
+        )
+        self.embedder: Embedder = embedder or self.model
+
+    @classmethod
+    def open(
+        cls, settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
+    ) -> SessionHost:
+        """Open the store; the embedder is the one given, else the model in a child process."""
+        return cls(settings, open_store(memory_url), scope, embedder)
+
+    def load_model(self) -> None:
+        """Start the child process and wait until it has loaded the model."""
+        if self.model is not None:
+            self.model.load()
+
+    def agent(
+        self,
+        options: SessionOptions,
+        workspace: Path,
+        session_id: str,
+        supervisor: Supervisor,
+        emit: Callable[[ev.Event], None],
+    ) -> AstraAgent:
+        return build_agent(
+            self.settings,
+            options,
+            workspace=workspace,
+            store=self.store,
+            supervisor=supervisor,
+            emit=emit,
+            session_id=session_id,
+            embedder=self.embedder,
+        )
+
+    def browser_service(self) -> MemoryService:
+        return MemoryService(
+            self.store, self.embedder, session_id="memory-browser", scope=self.scope
+        )
+
+    async def export_lines(self) -> list[str]:
+        return [line async for line in export_lines(self.store)]
+
+    async def close(self) -> None:
+        await self.store.close()
+        if self.model is not None:
+            await asyncio.to_thread(self.model.close)
