@@ -1,11 +1,19 @@
-"""The Test output pane: lines as they stream, then the run's pass/fail summary."""
+"""The Test output pane: lines as they stream, then the run's pass/fail summary.
+
+Each run's header and summary are pinned: when a later run floods the pane, its oldest
+output lines go, and every earlier run stays in the pane as its header and summary.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 
-from agent import events as ev
 from widgets.pane_log import PaneLog
+
+if TYPE_CHECKING:
+    from agent import events as ev
 
 
 class TestOutputLog(PaneLog):
@@ -22,7 +30,7 @@ class TestOutputLog(PaneLog):
     def add_line(self, event: ev.TestOutput) -> None:
         if event.run != self._run:
             self._run = event.run
-            self.put(f"[bold]── test run {event.run} ──[/]")
+            self.put(f"[bold]── test run {event.run} ──[/]", pinned=True)
         self.output_lines.append(event.line)
         self.put(escape(event.line))
 
@@ -35,4 +43,4 @@ class TestOutputLog(PaneLog):
         )
         self.summaries.append(summary)
         colour = "green" if event.exit_code == 0 else "red"
-        self.put(f"[bold {colour}]{escape(summary)}[/]")
+        self.put(f"[bold {colour}]{escape(summary)}[/]", pinned=True)

@@ -1,0 +1,118 @@
+"""The Test output pane under load: a flood is drawn in order, to its last line, and a
+later run's flood leaves the earlier runs' summaries in the pane."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual.app import App
+
+import app.tui as tui_module
+from agent import events as ev
+from app.screens.dashboard import DashboardScreen
+from app.screens.messages import SessionEvent
+from widgets import TestOutputLog
+
+SIZE = (120, 40)
+BURST = 800
+SUMMARY = "run 1 FAILED: 3 passed, 1 failed, exit 1 in 0.5s"
+
+
+class DashboardHost(App):
+    """The app's styles around an idle dashboard, fed events by the test."""
+
+    CSS_PATH = Path(tui_module.__file__).parent / "app.tcss"
+
+    def on_mount(self) -> None:
+        self.push_screen(DashboardScreen())
+
+
+def finished(run: int) -> ev.TestFinished:
+    return ev.TestFinished(
+        run=run,
+        command="python -m pytest -q",
+        exit_code=1,
+        passed=3,
+        failed=1,
+        timed_out=False,
+        duration_s=0.5,
+        confirmed_outcome=None,
+    )
+
+
+async def send(pilot, events: list[ev.Event], last_row: str) -> TestOutputLog:
+    """Post the events to the dashboard in bursts, as the session does; wait until drawn.
+
+    A flood past twice max_lines is drawn again from its pinned lines, FLUSH_LINES a
+    frame, so its last line can take a few frames.
+    """
+    screen = pilot.app.screen
+    for first in range(0, len(events), BURST):
+        for event in events[first : first + BURST]:
+            screen.post_message(SessionEvent(event))
+        await asyncio.sleep(0)
+    pane = screen.query_one(TestOutputLog)
+    await drawn_to(pilot, pane, last_row)
+    return pane
+
+
+async def drawn_to(pilot, pane: TestOutputLog, last_row: str) -> None:
+    async with asyncio.timeout(10):
+        while not pane.lines or rows(pane)[-1] != last_row:
+            await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def rows(pane: TestOutputLog) -> list[str]:
+    return [strip.text.rstrip() for strip in pane.lines]
+
+
+async def test_a_flood_is_drawn_in_order_to_its_last_line():
+    texts = [f"line {n:05d}" for n in range(6000)]
+    async with DashboardHost().run_test(size=SIZE) as pilot:
+        pane = await send(pilot, [ev.TestOutput(run=1, line=text) for text in texts], texts[-1])
+        drawn = rows(pane)
+    assert pane.output_lines == texts
+    assert drawn[-1] == "line 05999"
+    shown = [row for row in drawn if row.startswith("line ")]
+    assert shown == texts[-len(shown) :]  # a tail of the flood, in order, nothing skipped
+    assert 2000 <= len(drawn) <= 4000  # max_lines kept, at most twice that before a trim
+
+
+async def test_a_burst_is_drawn_by_the_next_pause():
+    async with DashboardHost().run_test(size=SIZE) as pilot:
+        pane = pilot.app.screen.query_one(TestOutputLog)
+        for n in range(200):
+            pilot.app.screen.post_message(SessionEvent(ev.TestOutput(run=1, line=f"line {n}")))
+        await pilot.pause()
+        assert len(pane.lines) == 201 and rows(pane)[-1] == "line 199"
+        pilot.app.screen.post_message(SessionEvent(ev.TestOutput(run=1, line="one more")))
+        await pilot.pause()
+        assert rows(pane)[-2:] == ["line 199", "one more"]
+
+
+async def test_the_summary_comes_after_the_runs_lines():
+    lines = [ev.TestOutput(run=1, line=f"line {n}") for n in range(700)]
+    async with DashboardHost().run_test(size=SIZE) as pilot:
+        pane = await send(pilot, [*lines, finished(1)], SUMMARY)
+        drawn = rows(pane)
+    assert pane.summaries == [SUMMARY]
+    assert drawn[-2:] == ["line 699", SUMMARY]
+
+
+async def test_earlier_runs_keep_their_summaries_when_a_later_run_floods_the_pane():
+    first = [ev.TestOutput(run=1, line=f"first {n}") for n in range(3)]
+    flood = [ev.TestOutput(run=2, line=f"line {n:05d}") for n in range(6000)]
+    async with DashboardHost().run_test(size=SIZE) as pilot:
+        pane = await send(pilot, [*first, finished(1), *flood], "line 05999")
+        drawn = rows(pane)
+        await pilot.resize_terminal(80, 24)  # another width: the kept lines are drawn again
+        await drawn_to(pilot, pane, "line 05999")
+        rewrapped = rows(pane)
+    for shown in (drawn, rewrapped):
+        assert shown.index("── test run 1 ──") < shown.index(SUMMARY)
+        assert shown.index(SUMMARY) < shown.index("── test run 2 ──")
+        assert "first 0" not in shown  # the oldest output lines are what go
+        assert shown[-1] == "line 05999"
+    assert len(drawn) <= 2 * 2000 + 3
