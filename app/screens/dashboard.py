@@ -12,7 +12,7 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from app.screens.messages import SessionEvent
+from app.screens.messages import SessionEvent, TestOutputBatch
 from widgets import BudgetPanel, MatchesLog, SessionHeader, TestOutputLog, TurnsLog
 
 if TYPE_CHECKING:
@@ -64,6 +64,12 @@ class DashboardScreen(Screen):
     def set_status(self, status: str) -> None:
         self.query_one(SessionHeader).status = status
 
+    def on_test_output_batch(self, message: TestOutputBatch) -> None:
+        message.taken = True
+        pane = self.query_one(TestOutputLog)
+        for event in message.events:
+            pane.add_line(event)
+
     def on_session_event(self, message: SessionEvent) -> None:
         event = message.event
         header = self.query_one(SessionHeader)
@@ -85,10 +91,10 @@ class DashboardScreen(Screen):
                 header.status = f"turn {event.turn}: {event.name}"
             case "tool_answered" if event.refused:
                 turns.add_refusal(event)
-            case "memory_matched":
-                self.query_one(MatchesLog).add_search(event)
             case "test_output":
                 self.query_one(TestOutputLog).add_line(event)
+            case "memory_matched":
+                self.query_one(MatchesLog).add_search(event)
             case "test_finished":
                 self.query_one(TestOutputLog).finish(event)
             case "budget_changed":

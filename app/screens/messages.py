@@ -24,3 +24,15 @@ class SessionEvent(Message):
             and self.event.event == "budget_changed"
             and message.event.event == "budget_changed"
         )
+
+
+class TestOutputBatch(Message):
+    """Test-output lines that arrived together, handled in one go: a run can print
+    thousands of lines a second, and a message each would keep the loop busy."""
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[ev.TestOutput] = []
+        self.taken = False  # set by its handler; later lines start a new batch

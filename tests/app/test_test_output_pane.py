@@ -6,12 +6,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from textual.app import App
-
-import app.tui as tui_module
 from agent import events as ev
-from app.screens.dashboard import DashboardScreen
-from app.screens.messages import SessionEvent
+from app.options import SessionOptions
+from app.settings import Settings
+from app.tui import AstraApp, build_app
+from tests.fakes import HashEmbedder
 from widgets import TestOutputLog
 
 SIZE = (120, 40)
@@ -19,13 +18,11 @@ BURST = 800
 SUMMARY = "run 1 FAILED: 3 passed, 1 failed, exit 1 in 0.5s"
 
 
-class DashboardHost(App):
-    """The app's styles around an idle dashboard, fed events by the test."""
-
-    CSS_PATH = Path(tui_module.__file__).parent / "app.tcss"
-
-    def on_mount(self) -> None:
-        self.push_screen(DashboardScreen())
+def dashboard(tmp_path: Path) -> AstraApp:
+    """The real app, idle (no session), fed events through the session's callback."""
+    options = SessionOptions(memory=f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+    settings = Settings(astra_data_dir=tmp_path / "data")
+    return build_app(settings, options, tmp_path, embedder=HashEmbedder(), plans=[])
 
 
 def finished(run: int) -> ev.TestFinished:
@@ -47,12 +44,11 @@ async def send(pilot, events: list[ev.Event], last_row: str) -> TestOutputLog:
     A flood past twice max_lines is drawn again from its pinned lines, FLUSH_LINES a
     frame, so its last line can take a few frames.
     """
-    screen = pilot.app.screen
     for first in range(0, len(events), BURST):
         for event in events[first : first + BURST]:
-            screen.post_message(SessionEvent(event))
+            pilot.app.forward_event(event)
         await asyncio.sleep(0)
-    pane = screen.query_one(TestOutputLog)
+    pane = pilot.app.dashboard.query_one(TestOutputLog)
     await drawn_to(pilot, pane, last_row)
     return pane
 
@@ -68,9 +64,9 @@ def rows(pane: TestOutputLog) -> list[str]:
     return [strip.text.rstrip() for strip in pane.lines]
 
 
-async def test_a_flood_is_drawn_in_order_to_its_last_line():
+async def test_a_flood_is_drawn_in_order_to_its_last_line(tmp_path):
     texts = [f"line {n:05d}" for n in range(6000)]
-    async with DashboardHost().run_test(size=SIZE) as pilot:
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
         pane = await send(pilot, [ev.TestOutput(run=1, line=text) for text in texts], texts[-1])
         drawn = rows(pane)
     assert pane.output_lines == texts
@@ -80,31 +76,31 @@ async def test_a_flood_is_drawn_in_order_to_its_last_line():
     assert 2000 <= len(drawn) <= 4000  # max_lines kept, at most twice that before a trim
 
 
-async def test_a_burst_is_drawn_by_the_next_pause():
-    async with DashboardHost().run_test(size=SIZE) as pilot:
-        pane = pilot.app.screen.query_one(TestOutputLog)
+async def test_a_burst_is_drawn_by_the_next_pause(tmp_path):
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
+        pane = pilot.app.dashboard.query_one(TestOutputLog)
         for n in range(200):
-            pilot.app.screen.post_message(SessionEvent(ev.TestOutput(run=1, line=f"line {n}")))
+            pilot.app.forward_event(ev.TestOutput(run=1, line=f"line {n}"))
         await pilot.pause()
         assert len(pane.lines) == 201 and rows(pane)[-1] == "line 199"
-        pilot.app.screen.post_message(SessionEvent(ev.TestOutput(run=1, line="one more")))
+        pilot.app.forward_event(ev.TestOutput(run=1, line="one more"))
         await pilot.pause()
         assert rows(pane)[-2:] == ["line 199", "one more"]
 
 
-async def test_the_summary_comes_after_the_runs_lines():
+async def test_the_summary_comes_after_the_runs_lines(tmp_path):
     lines = [ev.TestOutput(run=1, line=f"line {n}") for n in range(700)]
-    async with DashboardHost().run_test(size=SIZE) as pilot:
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
         pane = await send(pilot, [*lines, finished(1)], SUMMARY)
         drawn = rows(pane)
     assert pane.summaries == [SUMMARY]
     assert drawn[-2:] == ["line 699", SUMMARY]
 
 
-async def test_earlier_runs_keep_their_summaries_when_a_later_run_floods_the_pane():
+async def test_earlier_runs_keep_their_summaries_when_a_later_run_floods_the_pane(tmp_path):
     first = [ev.TestOutput(run=1, line=f"first {n}") for n in range(3)]
     flood = [ev.TestOutput(run=2, line=f"line {n:05d}") for n in range(6000)]
-    async with DashboardHost().run_test(size=SIZE) as pilot:
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
         pane = await send(pilot, [*first, finished(1), *flood], "line 05999")
         drawn = rows(pane)
         await pilot.resize_terminal(80, 24)  # another width: the kept lines are drawn again
