@@ -28,8 +28,10 @@ from app.options import SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.messages import SessionEvent, TestOutputBatch
+from app.screens.record_modal import RecordModal
 from app.settings import Settings
 from app.supervisor import TextualSupervisor
+from widgets import MatchesLog
 
 if TYPE_CHECKING:
     from agent import events as ev
@@ -167,6 +169,19 @@ class AstraApp(App[int]):
             self._lines = TestOutputBatch()
             self.dashboard.post_message(self._lines)
         self._lines.events.append(event)
+
+    def on_matches_log_record_requested(self, message: MatchesLog.RecordRequested) -> None:
+        self.show_record(message.memory_id)
+
+    @work(group="record", exit_on_error=False, description="open record")
+    async def show_record(self, memory_id: str) -> None:
+        await self.ready.wait()
+        assert self.host is not None
+        record = await self.host.store.get(memory_id)
+        if record is None:
+            self.notify(f"record {memory_id[:8]} is no longer in memory", severity="warning")
+            return
+        self.push_screen(RecordModal(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:

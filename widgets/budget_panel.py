@@ -1,4 +1,5 @@
-"""The Budget pane: session spend, ledger total, limits and turns used."""
+"""The Budget pane: session spend, ledger total, limits as bars, the next request's worst
+case, and turns used of the maximum."""
 
 from __future__ import annotations
 
@@ -9,27 +10,69 @@ from textual.widgets import Static
 if TYPE_CHECKING:
     from agent import events as ev
 
+BAR_WIDTH = 12
+
 
 def money(value: float | None) -> str:
     return "none" if value is None else f"${value:.4f}"
 
 
+def bar(used: float, limit: float | None) -> str:
+    """A bar of how much of `limit` is used, in the theme's success/warning/error colour."""
+    if not limit:
+        return "[dim]no limit[/]"
+    fraction = min(max(used / limit, 0.0), 1.0)
+    filled = round(fraction * BAR_WIDTH)
+    colour = "$success" if fraction < 0.6 else "$warning" if fraction < 0.9 else "$error"
+    return f"[{colour}]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/] {100 * fraction:.0f}%"
+
+
 class BudgetPanel(Static):
-    """Shows the latest BudgetChanged event; `text` is what it shows, for tests."""
+    """Shows the latest BudgetChanged and ModelRequested; `text` is the plain text, for tests."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__("no requests yet", **kwargs)
         self.text = "no requests yet"
+        self._budget: ev.BudgetChanged | None = None
+        self._request: ev.ModelRequested | None = None
 
     def show(self, event: ev.BudgetChanged) -> None:
-        self.text = "\n".join(
-            [
-                f"session spend  {money(event.session_cost_usd)}",
-                f"session limit  {money(event.session_limit_usd)}",
-                f"ledger total   {money(event.ledger_total_usd)}",
-                f"total limit    {money(event.total_limit_usd)}",
-                f"turns          {event.turns_used} of {event.max_turns}",
-                f"tokens         {event.input_tokens} in / {event.output_tokens} out",
+        self._budget = event
+        self._draw()
+
+    def show_request(self, event: ev.ModelRequested) -> None:
+        self._request = event
+        self._draw()
+
+    def _draw(self) -> None:
+        rows: list[tuple[str, str]] = []  # (plain, bar markup)
+        if self._request is not None:
+            worst = self._request.worst_case_usd
+            rows.append(
+                (
+                    f"next request   ≤ {money(worst)} (turn {self._request.turn})"
+                    if worst is not None
+                    else f"next request   turn {self._request.turn}, rehearsal: no cost",
+                    "",
+                )
+            )
+        if (b := self._budget) is not None:
+            rows += [
+                (f"session spend  {money(b.session_cost_usd)}", ""),
+                (
+                    f"session limit  {money(b.session_limit_usd)}",
+                    bar(b.session_cost_usd, b.session_limit_usd),
+                ),
+                (f"ledger total   {money(b.ledger_total_usd)}", ""),
+                (
+                    f"total limit    {money(b.total_limit_usd)}",
+                    bar(b.ledger_total_usd, b.total_limit_usd),
+                ),
+                (f"turns          {b.turns_used} of {b.max_turns}", bar(b.turns_used, b.max_turns)),
+                (f"tokens         {b.input_tokens} in / {b.output_tokens} out", ""),
             ]
+        self.text = "\n".join(plain for plain, _ in rows) or "no requests yet"
+        self.update(
+            "\n".join(f"{plain} {markup}" if markup else plain for plain, markup in rows)
+            or "no requests yet"
         )
-        self.update(self.text)

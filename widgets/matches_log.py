@@ -1,37 +1,72 @@
-"""The Memory matches pane: each search's query and its matches with their scores."""
+"""The Memory matches pane: each search's query, then its matches — score with a bar, error
+type, files, stored time and fix. Selecting a match asks for the whole record."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
-from widgets.pane_log import PaneLog
+from textual.markup import escape
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
 
 if TYPE_CHECKING:
     from agent import events as ev
 
+BAR_WIDTH = 10
 
-class MatchesLog(PaneLog):
-    """A log of memory searches; `entries` keeps the plain text, for tests."""
+
+def score_bar(score: float) -> str:
+    filled = round(min(max(score, 0.0), 1.0) * BAR_WIDTH)
+    return f"[$success]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/]"
+
+
+class MatchesLog(OptionList):
+    """A list of memory searches; `entries` keeps the plain text, for tests."""
+
+    class RecordRequested(Message):
+        """The operator selected a match: show the whole record."""
+
+        def __init__(self, memory_id: str) -> None:
+            super().__init__()
+            self.memory_id = memory_id
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.entries: list[str] = []
+        self._memory_ids: dict[str, str] = {}  # option id -> memory id; a record can recur
 
     def add_search(self, event: ev.MemoryMatched) -> None:
         scope = f" [{event.error_type}]" if event.error_type else ""
         query = event.query if len(event.query) <= 200 else event.query[:200] + "…"
         self.entries.append(f"query{scope}: {query}")
-        self.put(f"[bold]turn {event.turn} query{escape(scope)}:[/] {escape(query)}")
+        options = [Option(f"[b]turn {event.turn} query{escape(scope)}:[/] {escape(query)}")]
         if not event.matches:
             self.entries.append("no matches")
-            self.put("  [dim]no matches[/]")
+            options.append(Option("  [dim]no matches[/]"))
         for match in event.matches:
-            detail = (
-                f"{match.memory_id[:8]} {match.error_type} · "
-                f"{', '.join(match.file_paths)} · {match.fix_description}"
+            stored = f"{match.stored_at:%Y-%m-%d %H:%M}"
+            files = ", ".join(match.file_paths)
+            self.entries.append(
+                f"{match.rank}. {match.score:.4f} {match.memory_id[:8]} {match.error_type} · "
+                f"{files} · {stored} · {match.fix_description}"
             )
-            self.entries.append(f"{match.rank}. {match.score:.4f} {detail}")
-            flag = " [red]⚑ flagged[/]" if match.flags else ""
-            self.put(f"  {match.rank}. [bold green]{match.score:.4f}[/] {escape(detail)}{flag}")
+            flag = " [$text-error]⚑ flagged[/]" if match.flags else ""
+            option_id = f"match-{len(self._memory_ids)}"
+            self._memory_ids[option_id] = match.memory_id
+            options.append(
+                Option(
+                    f"  {match.rank}. [b $text-success]{match.score:.4f}[/] "
+                    f"{score_bar(match.score)} {match.memory_id[:8]} "
+                    f"{escape(match.error_type)} · {escape(files)} · {stored}{flag}\n"
+                    f"     {escape(match.fix_description)}",
+                    id=option_id,
+                )
+            )
+        self.add_options(options)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        memory_id = self._memory_ids.get(event.option.id or "")
+        if memory_id is not None:
+            self.post_message(self.RecordRequested(memory_id))

@@ -5,13 +5,32 @@ a second, so lines are queued and written together once a frame, a bounded numbe
 time so that no frame stalls the loop. RichLog wraps each line at the width it had when
 written; the dashboard's panes change width at the CSS breakpoint and with the terminal,
 so they draw their kept lines again when the width changes.
+
+Markup names colours by role (`[pane.success]`); `pane_theme` maps the roles to the
+Textual theme's text colours, so the panes read well in the light theme and the dark.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich.text import Text
+from rich.theme import Theme
 from textual import events
 from textual.widgets import RichLog
+
+PANE_STYLES = {
+    "pane.success": "text-success",
+    "pane.warning": "text-warning",
+    "pane.error": "text-error",
+    "pane.accent": "text-accent",
+    "pane.primary": "text-primary",
+}
+
+
+def pane_theme(variables: Mapping[str, str]) -> Theme:
+    """Rich styles for the panes' markup, from a Textual theme's variables."""
+    return Theme({name: variables[variable] for name, variable in PANE_STYLES.items()})
 
 
 class PaneLog(RichLog):
@@ -37,6 +56,12 @@ class PaneLog(RichLog):
         """Queue a line; it is drawn after the next refresh."""
         self._kept.append((markup, pinned))
         self._schedule_flush()
+
+    def redraw(self) -> None:
+        """Draw every kept line again, e.g. in a new theme's colours."""
+        if self._drawn:
+            self._redraw()
+            self._schedule_flush()
 
     def on_resize(self, event: events.Resize) -> None:
         if self._drawn and event.size.width != self._width:

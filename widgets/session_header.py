@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
+from textual.markup import escape
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -21,5 +21,5 @@ class SessionHeader(Static):
         return (
             f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
             f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"
-            f"[cyan]{escape(self.status)}[/]"
+            f"[$text-accent]{escape(self.status)}[/]"
         )

@@ -6,6 +6,7 @@ output lines go, and every earlier run stays in the pane as its header and summa
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
@@ -14,6 +15,18 @@ from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
     from agent import events as ev
+
+
+OUTCOME = re.compile(r"\b(PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED|passed|failed|errors?)\b")
+ROLE = {"PASSED": "pane.success", "passed": "pane.success", "XFAIL": "pane.warning"}
+ROLE |= {"SKIPPED": "pane.warning", "XPASS": "pane.warning"}
+
+
+def coloured(line: str) -> str:
+    """A pytest line as markup: its outcome words in their colours, the line as data."""
+    return OUTCOME.sub(
+        lambda word: f"[{ROLE.get(word[0], 'pane.error')}]{word[0]}[/]", escape(line)
+    )
 
 
 class TestOutputLog(PaneLog):
@@ -32,7 +45,7 @@ class TestOutputLog(PaneLog):
             self._run = event.run
             self.put(f"[bold]── test run {event.run} ──[/]", pinned=True)
         self.output_lines.append(event.line)
-        self.put(escape(event.line))
+        self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
@@ -42,5 +55,5 @@ class TestOutputLog(PaneLog):
             f"in {event.duration_s:.1f}s"
         )
         self.summaries.append(summary)
-        colour = "green" if event.exit_code == 0 else "red"
-        self.put(f"[bold {colour}]{escape(summary)}[/]", pinned=True)
+        colour = "pane.success" if event.exit_code == 0 else "pane.error"
+        self.put(f"[bold][{colour}]{escape(summary)}[/][/]", pinned=True)

@@ -35,15 +35,15 @@ class TurnsLog(PaneLog):
             f"{event.input_tokens}+{event.output_tokens} tokens · ${event.cost_usd:.4f}"
         )
         text = f"\n  {event.text}" if event.text else ""
-        self._add(f"[bold cyan]{escape(head)}[/]{escape(text)}", head + text)
+        self._add(f"[bold][pane.accent]{escape(head)}[/][/]{escape(text)}", head + text)
 
     def add_refusal(self, event: ev.ToolAnswered) -> None:
         line = f"  ✗ {event.name} refused: {event.output}"
-        self._add(f"[red]{escape(line)}[/]", line)
+        self._add(f"[pane.error]{escape(line)}[/]", line)
 
     def add_note(self, event: ev.SessionNote) -> None:
-        colour = {"info": "blue", "warning": "yellow", "error": "red"}[event.level]
-        self._add(f"[{colour}]{escape(event.message)}[/]", event.message)
+        colour = {"info": "pane.primary", "warning": "pane.warning", "error": "pane.error"}
+        self._add(f"[{colour[event.level]}]{escape(event.message)}[/]", event.message)
 
     def add_text(self, text: str) -> None:
         self._add(escape(text), text)

@@ -13,7 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from app.screens.messages import SessionEvent, TestOutputBatch
-from widgets import BudgetPanel, MatchesLog, SessionHeader, TestOutputLog, TurnsLog
+from widgets import BudgetPanel, MatchesLog, PaneLog, SessionHeader, TestOutputLog, TurnsLog
+from widgets.pane_log import pane_theme
 
 if TYPE_CHECKING:
     from agent import events as ev
@@ -60,6 +61,17 @@ class DashboardScreen(Screen):
         }
         for pane_id, title in titles.items():
             self.query_one(f"#{pane_id}").border_title = title
+        self.app.console.push_theme(pane_theme(self.app.theme_variables))
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def on_unmount(self) -> None:
+        self.app.console.pop_theme()
+
+    def _theme_changed(self, _theme: object) -> None:
+        self.app.console.pop_theme()
+        self.app.console.push_theme(pane_theme(self.app.theme_variables))
+        for pane in self.query(PaneLog):
+            pane.redraw()
 
     def set_status(self, status: str) -> None:
         self.query_one(SessionHeader).status = status
@@ -85,6 +97,7 @@ class DashboardScreen(Screen):
                 turns.add_text(f"── session {event.session_id} ──")
             case "model_requested":
                 header.status = f"waiting for the model (turn {event.turn})"
+                self.query_one(BudgetPanel).show_request(event)
             case "model_responded":
                 turns.add_turn(event)
             case "tool_called":

@@ -29,6 +29,7 @@ from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.messages import SessionEvent
+from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
 from app.settings import Secret, Settings
 from app.tui import AstraApp, build_app
@@ -127,6 +128,23 @@ async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings,
     assert tests.output_lines and any("PASSED: 4 passed" in s for s in tests.summaries)
     assert f"turns          {report.model_requests} of 12" in budget
     assert [r.memory_id for r in await stored_records(url)] == report.stored_memory_ids
+
+
+async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
+    [memory_id] = await seed(url, [("AssertionError: origins", "AssertionError", "strip each")])
+    app = rehearsal_app(settings, url, alpha, store="yes")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.finished)
+        matches = app.dashboard.query_one(MatchesLog)
+        matches.focus()
+        matches.highlighted = 1  # 0 is the search's query
+        await pilot.press("enter")
+        await wait_for_screen(pilot, RecordModal)
+        shown = app.screen.query_one(RecordView).record
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.dashboard)
+    assert shown is not None and shown.memory_id == memory_id
+    assert shown.fix_description == "strip each"
 
 
 async def test_reject_store_writes_nothing(settings, url, alpha):
@@ -374,7 +392,8 @@ def fixed_events() -> list[ev.Event]:
             output_tokens=40,
             cost_usd=0.0123,
         ),
-        ev.TestOutput(run=1, line="F..."),
+        ev.TestOutput(run=1, line="tests/test_service.py::test_origins FAILED"),
+        ev.TestOutput(run=1, line="tests/test_service.py::test_port PASSED"),
         ev.TestFinished(
             run=1,
             command="python -m pytest -q",
@@ -393,6 +412,7 @@ def fixed_events() -> list[ev.Event]:
             refused=True,
         ),
         ev.MemoryMatched(turn=2, query="AssertionError: origins", error_type=None, matches=[match]),
+        ev.ModelRequested(turn=3, previous_response_id="r2", worst_case_usd=0.0421),
         ev.BudgetChanged(
             session_cost_usd=0.0123,
             ledger_total_usd=1.5,
@@ -411,9 +431,12 @@ class SnapshotHost(App):
 
     CSS_PATH = Path(tui_module.__file__).parent / "app.tcss"
 
-    def __init__(self, screen: Screen, events: list[ev.Event] = ()) -> None:
+    def __init__(
+        self, screen: Screen, events: list[ev.Event] = (), theme: str = "textual-dark"
+    ) -> None:
         super().__init__()
         self.first, self.events = screen, events
+        self.theme = theme
 
     def on_mount(self) -> None:
         self.push_screen(self.first)
@@ -424,6 +447,11 @@ class SnapshotHost(App):
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_snapshot_dashboard(snap_compare, size):
     assert snap_compare(SnapshotHost(DashboardScreen(), fixed_events()), terminal_size=size)
+
+
+def test_snapshot_dashboard_light(snap_compare):
+    host = SnapshotHost(DashboardScreen(), fixed_events(), theme="textual-light")
+    assert snap_compare(host, terminal_size=(120, 40))
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
