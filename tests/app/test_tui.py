@@ -38,6 +38,7 @@ from memory.service import MemoryService
 from memory.store import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+from tests.memory.vectorai_standin import VectorAIStandIn
 from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
 
 REHEARSAL = DEMO_PROJECTS / "rehearsals" / "scenario_alpha.jsonl"
@@ -55,6 +56,17 @@ def settings(tmp_path, monkeypatch) -> Settings:
 @pytest.fixture
 def url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'memory.sqlite3'}"
+
+
+@pytest.fixture(params=["sqlite", "vectorai"])
+async def any_url(request, tmp_path):
+    """The embedded store, or VectorAI DB: the gRPC stand-in on loopback."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'memory.sqlite3'}"
+        return
+    server = await VectorAIStandIn().start()
+    yield server.url
+    await server.stop()
 
 
 @pytest.fixture
@@ -203,10 +215,12 @@ async def test_approve_live_cost_sends_the_requests(settings, url, alpha):
     assert "turns          3 of 3" in budget
 
 
-async def test_browser_deletes_a_record_after_confirmation(settings, url):
-    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "read port with a default")])
+async def test_browser_deletes_a_record_after_confirmation(settings, any_url):
+    [memory_id] = await seed(
+        any_url, [("KeyError: 'port'", "KeyError", "read port with a default")]
+    )
     app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
@@ -219,13 +233,13 @@ async def test_browser_deletes_a_record_after_confirmation(settings, url):
         await wait_for(pilot, lambda: not browser.records)
         await pilot.press("escape")
         assert app.screen is app.dashboard
-    assert await stored_records(url) == []
+    assert await stored_records(any_url) == []
 
 
-async def test_browser_exports_every_record(settings, url):
-    ids = await seed(url, [("KeyError: 'port'", "KeyError", "read port with a default")])
+async def test_browser_exports_every_record(settings, any_url):
+    ids = await seed(any_url, [("KeyError: 'port'", "KeyError", "read port with a default")])
     app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
@@ -237,16 +251,16 @@ async def test_browser_exports_every_record(settings, url):
     assert [row["memory_id"] for row in exported] == ids
 
 
-async def test_browser_searches_by_meaning_as_you_type(settings, url):
+async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
     ids = await seed(
-        url,
+        any_url,
         [
             ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
             ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
         ],
     )
     app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
     )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
