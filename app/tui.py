@@ -92,10 +92,14 @@ class AstraApp(App[int]):
         self._lines: TestOutputBatch | None = None
 
     def on_mount(self) -> None:
-        self.push_screen(self.dashboard)
+        if self.browse_first:  # idle: the browser first; the dashboard once it is left
+            self.push_screen(MemoryBrowserScreen(), callback=self._show_dashboard)
+        else:
+            self.push_screen(self.dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
-        if self.browse_first:
-            self.action_browse_memory()
+
+    def _show_dashboard(self, _result: object = None) -> None:
+        self.push_screen(self.dashboard)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -42,6 +42,7 @@ class DashboardScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="dashboard")
         self.reports: list[ev.SessionReport] = []
+        self.status = "idle"
 
     def compose(self) -> ComposeResult:
         yield SessionHeader(id="session-header")
@@ -61,6 +62,7 @@ class DashboardScreen(Screen):
         }
         for pane_id, title in titles.items():
             self.query_one(f"#{pane_id}").border_title = title
+        self.query_one(SessionHeader).status = self.status
         self.app.console.push_theme(pane_theme(self.app.theme_variables))
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
@@ -74,7 +76,10 @@ class DashboardScreen(Screen):
             pane.redraw()
 
     def set_status(self, status: str) -> None:
-        self.query_one(SessionHeader).status = status
+        """Show status in the header; kept until mount if the screen is not shown yet."""
+        self.status = status
+        if self.is_mounted:
+            self.query_one(SessionHeader).status = status
 
     def on_test_output_batch(self, message: TestOutputBatch) -> None:
         message.taken = True
