@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from agent import events as ev
 from memory.records import EMBEDDING_DIMENSION, TestEvidence
 
 PASSING = "pytest passed with exit code 0 (4 passed)"
@@ -49,3 +50,17 @@ class HashEmbedder:
 
     async def embed(self, text: str) -> np.ndarray:
         return (await self.embed_many([text]))[0]
+
+
+def failed_run_finished(run: int) -> ev.TestFinished:
+    """Test run `run` ended: 3 passed, 1 failed."""
+    return ev.TestFinished(
+        run=run,
+        command="python -m pytest -q",
+        exit_code=1,
+        passed=3,
+        failed=1,
+        timed_out=False,
+        duration_s=0.5,
+        confirmed_outcome=None,
+    )

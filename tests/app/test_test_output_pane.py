@@ -10,7 +10,7 @@ from agent import events as ev
 from app.options import SessionOptions
 from app.settings import Settings
 from app.tui import AstraApp, build_app
-from tests.fakes import HashEmbedder
+from tests.fakes import HashEmbedder, failed_run_finished
 from widgets import TestOutputLog
 
 SIZE = (120, 40)
@@ -23,19 +23,6 @@ def dashboard(tmp_path: Path) -> AstraApp:
     options = SessionOptions(memory=f"sqlite:///{tmp_path / 'memory.sqlite3'}")
     settings = Settings(astra_data_dir=tmp_path / "data")
     return build_app(settings, options, tmp_path, embedder=HashEmbedder(), plans=[])
-
-
-def finished(run: int) -> ev.TestFinished:
-    return ev.TestFinished(
-        run=run,
-        command="python -m pytest -q",
-        exit_code=1,
-        passed=3,
-        failed=1,
-        timed_out=False,
-        duration_s=0.5,
-        confirmed_outcome=None,
-    )
 
 
 async def send(pilot, events: list[ev.Event], last_row: str) -> TestOutputLog:
@@ -91,7 +78,7 @@ async def test_a_burst_is_drawn_by_the_next_pause(tmp_path):
 async def test_the_summary_comes_after_the_runs_lines(tmp_path):
     lines = [ev.TestOutput(run=1, line=f"line {n}") for n in range(700)]
     async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
-        pane = await send(pilot, [*lines, finished(1)], SUMMARY)
+        pane = await send(pilot, [*lines, failed_run_finished(1)], SUMMARY)
         drawn = rows(pane)
     assert pane.summaries == [SUMMARY]
     assert drawn[-2:] == ["line 699", SUMMARY]
@@ -101,7 +88,7 @@ async def test_earlier_runs_keep_their_summaries_when_a_later_run_floods_the_pan
     first = [ev.TestOutput(run=1, line=f"first {n}") for n in range(3)]
     flood = [ev.TestOutput(run=2, line=f"line {n:05d}") for n in range(6000)]
     async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
-        pane = await send(pilot, [*first, finished(1), *flood], "line 05999")
+        pane = await send(pilot, [*first, failed_run_finished(1), *flood], "line 05999")
         drawn = rows(pane)
         await pilot.resize_terminal(80, 24)  # another width: the kept lines are drawn again
         await drawn_to(pilot, pane, "line 05999")

@@ -37,7 +37,7 @@ from memory.records import MemoryRecord, MemorySearchResult
 from memory.service import MemoryService
 from memory.store import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
-from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+from tests.fakes import EVIDENCE, PASSING, HashEmbedder, failed_run_finished
 from tests.memory.vectorai_standin import VectorAIStandIn
 from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
 
@@ -408,16 +408,7 @@ def fixed_events() -> list[ev.Event]:
         ),
         ev.TestOutput(run=1, line="tests/test_service.py::test_origins FAILED"),
         ev.TestOutput(run=1, line="tests/test_service.py::test_port PASSED"),
-        ev.TestFinished(
-            run=1,
-            command="python -m pytest -q",
-            exit_code=1,
-            passed=3,
-            failed=1,
-            timed_out=False,
-            duration_s=0.5,
-            confirmed_outcome=None,
-        ),
+        failed_run_finished(1),
         ev.ToolAnswered(
             turn=1,
             call_id="c2",
