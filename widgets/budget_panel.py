@@ -18,9 +18,10 @@ def money(value: float | None) -> str:
 
 
 def bar(used: float, limit: float | None) -> str:
-    """A bar of how much of `limit` is used, in the theme's success/warning/error colour."""
+    """A bar of how much of `limit` is used, in the theme's success/warning/error colour;
+    nothing without a limit (the row already says "none")."""
     if not limit:
-        return "[dim]no limit[/]"
+        return ""
     fraction = min(max(used / limit, 0.0), 1.0)
     filled = round(fraction * BAR_WIDTH)
     colour = "$success" if fraction < 0.6 else "$warning" if fraction < 0.9 else "$error"
