@@ -2,11 +2,13 @@
 
 Importing torch and sentence-transformers holds the GIL for hundreds of milliseconds at a
 time, which stalls an event loop even when the import runs in a thread. `ProcessEmbedder`
-runs `SentenceTransformerEmbedder` in `python -m memory.embedding_process [MODEL_PATH]` and
-talks to it over its stdin and stdout in frames of a 5-byte header (status byte, then the
-payload's length as a little-endian uint32) and a payload. A request is a JSON list of texts
-(status OK); the answer is their vectors as little-endian float32 rows (OK) or a one-line
-reason (ERROR). The child exits when its stdin closes, so it never outlives its parent.
+runs `SentenceTransformerEmbedder` in `python -P -m memory.embedding_process [MODEL_PATH]`
+and talks to it over its stdin and stdout in frames of a 5-byte header (status byte, then
+the payload's length as a little-endian uint32) and a payload. A request is a JSON list of
+texts (status OK); the answer is their vectors as little-endian float32 rows (OK) or a
+one-line reason (ERROR). The parent checks every answer's shape and waits for it only so
+long, so a child that writes garbage or hangs is stopped, never waited on forever. The
+child exits when its stdin closes; `close` kills it at once, even mid-load.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import asyncio
 import contextlib
 import json
 import os
+import select
 import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import BinaryIO
 
@@ -32,6 +36,10 @@ OK = 0
 ERROR = 1
 HEADER = struct.Struct("<BI")
 EXIT_WAIT_S = 5.0
+LOAD_TIMEOUT_S = 300.0  # the model loads in ~5 s; a busy machine can take many times that
+EMBED_TIMEOUT_S = 60.0  # plus EMBED_TIMEOUT_PER_TEXT_S for each text of a batch
+EMBED_TIMEOUT_PER_TEXT_S = 0.05
+MAX_ERROR_BYTES = 64 * 1024
 
 
 def write_frame(stream: BinaryIO, status: int, payload: bytes) -> None:
@@ -40,7 +48,7 @@ def write_frame(stream: BinaryIO, status: int, payload: bytes) -> None:
 
 
 def read_frame(stream: BinaryIO) -> tuple[int, bytes] | None:
-    """The next (status, payload), or None when the stream ends first."""
+    """The next (status, payload), or None when the stream ends first (the child's side)."""
     header = stream.read(HEADER.size)
     if len(header) < HEADER.size:
         return None
@@ -63,7 +71,9 @@ class ProcessEmbedder:
     ) -> None:
         self._configured_path = model_path
         self._env = os.environ if env is None else env
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | None = None  # loaded and answering
+        self._starting: subprocess.Popen[bytes] | None = None  # loading the model
+        self._closed = False
         self._lock = threading.Lock()
 
     @property
@@ -72,7 +82,8 @@ class ProcessEmbedder:
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process else None
+        process = self._process or self._starting
+        return process.pid if process else None
 
     def load(self) -> None:
         """Start the child and wait until it has loaded the model and answered a probe;
@@ -81,7 +92,13 @@ class ProcessEmbedder:
             self._start()
 
     def close(self) -> None:
-        """End the child (it exits when its stdin closes). Safe to call twice."""
+        """Kill the child now, even while another thread waits on it (that thread gets
+        EmbedderUnavailableError); later calls fail. Safe to call twice."""
+        self._closed = True
+        for process in (self._starting, self._process):
+            if process is not None:
+                with contextlib.suppress(OSError):
+                    process.kill()
         with self._lock:
             if self._process is not None:
                 self._stop(self._process)
@@ -93,7 +110,7 @@ class ProcessEmbedder:
             process = self._process
             assert process is not None
             try:
-                return self._exchange(process, texts)
+                return self._exchange(process, texts, self._embed_timeout(len(texts)))
             except EmbedderUnavailableError:
                 if process.poll() is not None:  # forget a dead child; load() starts anew
                     self._stop(process)
@@ -106,10 +123,17 @@ class ProcessEmbedder:
     async def embed(self, text: str) -> np.ndarray:
         return (await self.embed_many([text]))[0]
 
+    @staticmethod
+    def _embed_timeout(count: int) -> float:
+        return EMBED_TIMEOUT_S + EMBED_TIMEOUT_PER_TEXT_S * count
+
     def _start(self) -> None:
+        if self._closed:
+            raise EmbedderUnavailableError("the embedding process was closed")
         if self._process is not None:
             return
-        command = [sys.executable, "-m", "memory.embedding_process"]
+        # -P: the operator's current folder must not shadow our modules in the child
+        command = [sys.executable, "-P", "-m", "memory.embedding_process"]
         if self._configured_path:
             command.append(os.fspath(self._configured_path))
         process = subprocess.Popen(
@@ -118,29 +142,71 @@ class ProcessEmbedder:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=scrub_environment(self._env),
+            bufsize=0,  # unbuffered, so select() on its stdout sees every byte
             start_new_session=True,  # the terminal's Ctrl+C is for the parent
         )
+        self._starting = process
         try:
-            self._exchange(process, ["dimension probe"])
+            self._exchange(process, ["dimension probe"], LOAD_TIMEOUT_S)
         except BaseException:
             self._stop(process)
             raise
+        finally:
+            self._starting = None
+        if self._closed:  # closed while loading: the kill may have come after the answer
+            self._stop(process)
+            raise EmbedderUnavailableError("the embedding process was closed")
         self._process = process
 
-    def _exchange(self, process: subprocess.Popen[bytes], texts: Sequence[str]) -> np.ndarray:
-        assert process.stdin is not None and process.stdout is not None
+    def _exchange(
+        self, process: subprocess.Popen[bytes], texts: Sequence[str], timeout: float
+    ) -> np.ndarray:
+        assert process.stdin is not None
         with contextlib.suppress(OSError):  # a dead child: read what it said last, or EOF
             write_frame(process.stdin, OK, json.dumps(list(texts)).encode())
-        answer = read_frame(process.stdout)
-        if answer is None:
+        deadline = time.monotonic() + timeout
+        header = self._receive(process, HEADER.size, deadline, timeout)
+        status, length = HEADER.unpack(header)
+        expected = len(texts) * self.dimension * 4
+        if (status, length) != (OK, expected) and not (
+            status == ERROR and length <= MAX_ERROR_BYTES
+        ):
+            self._kill(process)
             raise EmbedderUnavailableError(
-                f"the embedding process exited with code {self._wait(process)}"
+                "the embedding process wrote something other than an answer; it was stopped"
             )
-        status, payload = answer
+        payload = self._receive(process, length, deadline, timeout)
         if status == ERROR:
             raise EmbedderUnavailableError(payload.decode(errors="replace"))
         vectors = np.frombuffer(payload, dtype="<f4").astype(np.float32)
         return vectors.reshape(len(texts), self.dimension)
+
+    def _receive(
+        self, process: subprocess.Popen[bytes], size: int, deadline: float, timeout: float
+    ) -> bytes:
+        """Exactly `size` bytes of the child's stdout, before the deadline."""
+        assert process.stdout is not None
+        chunks: list[bytes] = []
+        while size:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
+                self._kill(process)
+                raise EmbedderUnavailableError(
+                    f"the embedding process did not answer within {timeout:.0f} s; it was stopped"
+                )
+            chunk = os.read(process.stdout.fileno(), min(size, 1 << 20))
+            if not chunk:
+                raise EmbedderUnavailableError(
+                    f"the embedding process exited with code {self._wait(process)}"
+                )
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _kill(self, process: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(OSError):
+            process.kill()
+        self._wait(process)
 
     def _stop(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdin is not None and process.stdout is not None
@@ -163,7 +229,7 @@ def serve(requests: BinaryIO, answers: BinaryIO, model_path: str | None) -> int:
     try:
         embedder.load()
     except Exception as exc:  # the parent shows this reason to the operator
-        write_frame(answers, ERROR, str(exc).encode())
+        write_frame(answers, ERROR, str(exc)[:4000].encode())
         return 1
     while (request := read_frame(requests)) is not None:
         try:

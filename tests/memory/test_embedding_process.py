@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,11 +32,40 @@ OPENAI_KEY = "sk-test-0123456789abcdefSECRET"
 @pytest.fixture(scope="module")
 def process_embedder():
     embedder = ProcessEmbedder()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-        embedder.load()
+    embedder.load()
     yield embedder
     embedder.close()
+
+
+def misbehaving(tmp_path: Path, startup: str, **env: str) -> ProcessEmbedder:
+    """An embedder whose child runs `startup` first (a sitecustomize on its PYTHONPATH)."""
+    (tmp_path / "sitecustomize.py").write_text(startup, encoding="utf-8")
+    return ProcessEmbedder(env={**os.environ, "PYTHONPATH": str(tmp_path), **env})
+
+
+def loading_in_a_thread(embedder: ProcessEmbedder) -> tuple[threading.Thread, list]:
+    errors: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            embedder.load()
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=load)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while embedder.pid is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return thread, errors
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 def test_vectors_equal_the_in_process_model(process_embedder, real_embedder):
@@ -70,16 +100,6 @@ def test_load_again_keeps_the_same_child(process_embedder):
     process_embedder.load()
     assert process_embedder.loaded
     assert process_embedder.pid == pid
-
-
-@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
-def test_the_child_gets_no_openai_key(process_embedder):
-    names = {
-        entry.split(b"=", 1)[0]
-        for entry in Path(f"/proc/{process_embedder.pid}/environ").read_bytes().split(b"\0")
-    }
-    assert b"PATH" in names
-    assert b"OPENAI_API_KEY" not in names
 
 
 def test_a_bad_model_path_fails_load_with_the_in_process_reason(tmp_path):
@@ -126,3 +146,54 @@ def test_close_leaves_no_process_behind(process_embedder):
     assert not process_embedder.loaded
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+HANG = "import time\ntime.sleep(600)\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+def test_the_child_gets_no_secret_by_name_or_by_value(tmp_path):
+    bearer = "Bearer abcdefghijklmnopqrstuvwxyz0123456789"
+    embedder = misbehaving(tmp_path, HANG, OPENAI_API_KEY=OPENAI_KEY, INNOCENT_NAME=bearer)
+    thread, _ = loading_in_a_thread(embedder)
+    try:
+        environ = Path(f"/proc/{embedder.pid}/environ").read_bytes()
+    finally:
+        embedder.close()
+        thread.join(10)
+    assert b"PYTHONPATH=" in environ
+    assert OPENAI_KEY.encode() not in environ and b"OPENAI_API_KEY" not in environ
+    assert bearer.encode() not in environ
+
+
+def test_close_during_load_kills_the_child_at_once(tmp_path):
+    embedder = misbehaving(tmp_path, HANG)
+    thread, errors = loading_in_a_thread(embedder)
+    pid = embedder.pid
+    started = time.monotonic()
+    embedder.close()
+    thread.join(10)
+    assert time.monotonic() - started < 5
+    assert [type(error) for error in errors] == [EmbedderUnavailableError]
+    assert gone(pid)
+    with pytest.raises(EmbedderUnavailableError, match="closed"):
+        embedder.embed_many_sync(["after close"])
+
+
+def test_a_child_that_never_answers_is_stopped(tmp_path, monkeypatch):
+    monkeypatch.setattr("memory.embedding_process.LOAD_TIMEOUT_S", 1.0)
+    embedder = misbehaving(tmp_path, HANG)
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnavailableError, match="did not answer within 1 s"):
+        embedder.load()
+    assert time.monotonic() - started < 10
+    assert not embedder.loaded
+
+
+def test_garbage_on_the_childs_stdout_stops_it(tmp_path):
+    embedder = misbehaving(tmp_path, "print('shadowed ' * 100, flush=True)\n" + HANG)
+    started = time.monotonic()
+    with pytest.raises(EmbedderUnavailableError, match="something other than an answer"):
+        embedder.load()
+    assert time.monotonic() - started < 10
+    assert not embedder.loaded
