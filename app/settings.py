@@ -50,6 +50,11 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _set_values(variables: Mapping[str, str | None]) -> dict[str, str]:
+    """The non-empty values, by upper-cased name."""
+    return {name.upper(): value for name, value in variables.items() if value}
+
+
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("astra-codebase-memory"))
 
@@ -70,18 +75,19 @@ class Settings:
     def from_environment(
         cls, environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
     ) -> Settings:
-        """The environment over the `.env` file; an empty value counts as unset.
+        """The environment over the `.env` file. Names match in any case; an empty value
+        counts as unset, so it leaves the `.env` file's value in force.
 
         A value that cannot be used raises CommandError (exit 2) naming the variable.
         """
-        given: dict[str, str | None] = {}
+        given: dict[str, str] = {}
         if env_file is not None and env_file.is_file():
-            given.update(dotenv_values(env_file))
-        given.update(os.environ if environ is None else environ)
+            given |= _set_values(dotenv_values(env_file))
+        given |= _set_values(os.environ if environ is None else environ)
         values: dict[str, object] = {}
         for name in (f.name for f in fields(cls)):
             text = given.get(name.upper())
-            if not text:
+            if text is None:
                 continue
             try:
                 values[name] = PARSERS.get(name, str)(text)

@@ -31,6 +31,14 @@ def test_environment_wins_over_the_env_file_and_empty_means_unset(tmp_path):
     assert settings.openai_api_key.get_secret_value() == KEY
 
 
+def test_an_empty_variable_leaves_the_env_files_value_and_names_match_in_any_case(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("ASTRA_BUDGET_USD=5\nastra_model=lower-case-name\n", encoding="utf-8")
+    settings = Settings.from_environment({"ASTRA_BUDGET_USD": ""}, env_file=env_file)
+    assert settings.astra_budget_usd == 5.0
+    assert settings.astra_model == "lower-case-name"
+
+
 def test_defaults_without_any_configuration(tmp_path):
     settings = Settings.from_environment({}, env_file=tmp_path / "missing.env")
     assert settings.openai_api_key is None
