@@ -38,10 +38,10 @@ class SessionHost:
         self.settings = settings
         self.store = store
         self.scope = scope
-        self.model = (
+        self.model_process = (
             ProcessEmbedder(settings.astra_embedding_model_path) if embedder is None else None
         )
-        self.embedder: Embedder = embedder or self.model
+        self.embedder: Embedder = embedder or self.model_process
 
     @classmethod
     def open(
@@ -52,8 +52,8 @@ class SessionHost:
 
     def load_model(self) -> None:
         """Start the child process and wait until it has loaded the model."""
-        if self.model is not None:
-            self.model.load()
+        if self.model_process is not None:
+            self.model_process.load()
 
     def agent(
         self,
@@ -83,6 +83,8 @@ class SessionHost:
         return [line async for line in export_lines(self.store)]
 
     async def close(self) -> None:
-        await self.store.close()
-        if self.model is not None:
-            await asyncio.to_thread(self.model.close)
+        try:
+            await self.store.close()
+        finally:
+            if self.model_process is not None:
+                await asyncio.to_thread(self.model_process.close)

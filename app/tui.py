@@ -4,8 +4,8 @@
 Textual and the screens, so the first frame comes quickly; the session worker then
 imports and opens the non-UI half (`SessionHost`: agent, memory, HTTP) in a thread and
 waits, in a thread, for the embedding model's child process. The sessions run in that
-asyncio worker on the app's loop, so the agent's `emit` posts SessionEvent messages to
-the dashboard directly.
+asyncio worker on the app's loop, so the agent's `emit` hands its events straight to the
+dashboard (`DashboardScreen.forward`), which posts them to itself as messages.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from app.errors import CommandError
 from app.options import SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.messages import SessionEvent, TestOutputBatch
 from app.screens.record_modal import RecordModal
 from app.settings import Settings
 from app.supervisor import TextualSupervisor
@@ -84,12 +83,14 @@ class AstraApp(App[int]):
         self.embedder = embedder
         self.browse_first = browse
         self.host: SessionHost | None = None
-        self.ready = asyncio.Event()
+        self.store_ready = asyncio.Event()  # set once the store is open (or failed to)
+        self.ready = asyncio.Event()  # and the embedder loaded (or failed to)
+        self.startup_error: str | None = None
+        self.status = "starting…"
         self.agent: AstraAgent | None = None
         self.finished: list[FinishedSession] = []
         self.session_exit_code = 0
         self.dashboard = DashboardScreen()
-        self._lines: TestOutputBatch | None = None
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left
@@ -116,24 +117,43 @@ class AstraApp(App[int]):
 
     @work(exclusive=True, group="session", exit_on_error=False, description="session")
     async def run_sessions(self) -> None:
-        self.dashboard.set_status("opening the memory store…")
-        self.host = await asyncio.to_thread(
-            open_host, self.settings, self.memory_url, self.scope, self.embedder
-        )
-        if self.host.model is not None:
-            self.dashboard.set_status("loading the embedding model…")
-            await asyncio.to_thread(self.host.load_model)
-        # Everything loaded so far lives as long as the app; frozen, the full collections
-        # that a session's churn triggers skip it instead of stalling the loop 40-100 ms.
-        gc.freeze()
-        self.ready.set()
+        try:
+            await self._open_host()
+        except Exception as exc:
+            self.startup_error = str(exc)
+            raise  # on_worker_state_changed shows it
+        finally:
+            self.store_ready.set()
+            self.ready.set()
         if not self.plans:
-            self.dashboard.set_status("idle: no workspace given · m opens the memory browser")
+            self.set_status("idle: no workspace given · m opens the memory browser")
         for plan in self.plans:
             if not await self._run_session(plan):
                 return
         if len(self.plans) > 1:
             self.notify(f"all {len(self.plans)} sessions finished · q quits", timeout=10)
+
+    async def _open_host(self) -> None:
+        self.set_status("opening the memory store…")
+        self.host = await asyncio.to_thread(
+            open_host, self.settings, self.memory_url, self.scope, self.embedder
+        )
+        self.store_ready.set()
+        if self.host.model_process is not None:
+            self.set_status("loading the embedding model…")
+            await asyncio.to_thread(self.host.load_model)
+        # Everything loaded so far lives as long as the app; frozen, the full collections
+        # that a session's churn triggers skip it instead of stalling the loop 40-100 ms.
+        gc.freeze()
+        self.set_status("memory ready")
+
+    def set_status(self, status: str) -> None:
+        """Say what the app is doing: in the dashboard's header and the browser's title."""
+        self.status = status
+        self.dashboard.set_status(status)
+        for screen in self.screen_stack:
+            if isinstance(screen, MemoryBrowserScreen):
+                screen.set_status(status)
 
     async def _run_session(self, plan: SessionPlan) -> bool:
         options = plan.options
@@ -147,7 +167,7 @@ class AstraApp(App[int]):
             )
         except CommandError as exc:
             self.session_exit_code = exc.code
-            self.dashboard.set_status(f"error: {exc}")
+            self.set_status(f"error: {exc}")
             self.notify(str(exc), title="Cannot start the session", severity="error")
             return False
         self.agent = agent
@@ -163,24 +183,17 @@ class AstraApp(App[int]):
         return True
 
     def forward_event(self, event: ev.Event) -> None:
-        """The agent's event callback, on the app's loop. Test-output lines join the batch
-        still waiting to be handled; any other event closes it, so the order holds."""
-        if event.event != "test_output":
-            self._lines = None
-            self.dashboard.post_message(SessionEvent(event))
-            return
-        if self._lines is None or self._lines.taken:
-            self._lines = TestOutputBatch()
-            self.dashboard.post_message(self._lines)
-        self._lines.events.append(event)
+        """The agent's event callback; it runs on the app's loop, as the agent does."""
+        self.dashboard.forward(event)
 
     def on_matches_log_record_requested(self, message: MatchesLog.RecordRequested) -> None:
         self.show_record(message.memory_id)
 
     @work(group="record", exit_on_error=False, description="open record")
     async def show_record(self, memory_id: str) -> None:
-        await self.ready.wait()
-        assert self.host is not None
+        await self.store_ready.wait()
+        if self.host is None:
+            return  # the store did not open; the header says why
         record = await self.host.store.get(memory_id)
         if record is None:
             self.notify(f"record {memory_id[:8]} is no longer in memory", severity="warning")
@@ -192,7 +205,7 @@ class AstraApp(App[int]):
             error = event.worker.error
             if event.worker.group == "session":
                 self.session_exit_code = self.session_exit_code or 1
-            self.dashboard.set_status(f"error: {error}")
+            self.set_status(f"error: {error}")
             self.notify(str(error), title=f"{event.worker.description} failed", severity="error")
 
     # -- actions -----------------------------------------------------------------------
@@ -212,7 +225,7 @@ class AstraApp(App[int]):
             self.notify("no session is running")
             return
         self.agent.request_stop()
-        self.dashboard.set_status("stopping at the next safe point…")
+        self.set_status("stopping at the next safe point…")
         self.notify("stopping at the next safe point")
 
     async def action_quit(self) -> None:

@@ -1,5 +1,5 @@
-"""The Budget pane: session spend, ledger total, limits as bars, the next request's worst
-case, and turns used of the maximum."""
+"""The Budget pane: session spend, ledger total, limits as bars, the worst case of each
+request as priced before it is sent, and turns used of the maximum."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ def money(value: float | None) -> str:
 def bar(used: float, limit: float | None) -> str:
     """A bar of how much of `limit` is used, in the theme's success/warning/error colour;
     nothing without a limit (the row already says "none")."""
-    if not limit:
+    if limit is None:
         return ""
-    fraction = min(max(used / limit, 0.0), 1.0)
+    fraction = min(max(used / limit, 0.0), 1.0) if limit > 0 else 1.0
     filled = round(fraction * BAR_WIDTH)
     colour = "$success" if fraction < 0.6 else "$warning" if fraction < 0.9 else "$error"
     return f"[{colour}]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/] {100 * fraction:.0f}%"
@@ -51,9 +51,9 @@ class BudgetPanel(Static):
             worst = self._request.worst_case_usd
             rows.append(
                 (
-                    f"next request   ≤ {money(worst)} (turn {self._request.turn})"
+                    f"request worst  ≤ {money(worst)} (turn {self._request.turn})"
                     if worst is not None
-                    else f"next request   turn {self._request.turn}, rehearsal: no cost",
+                    else f"request worst  turn {self._request.turn}: rehearsal, no cost",
                     "",
                 )
             )

@@ -40,10 +40,11 @@ class MatchesLog(OptionList):
         scope = f" [{event.error_type}]" if event.error_type else ""
         query = event.query if len(event.query) <= 200 else event.query[:200] + "…"
         self.entries.append(f"query{scope}: {query}")
-        options = [Option(f"[b]turn {event.turn} query{escape(scope)}:[/] {escape(query)}")]
+        heading = f"[b]turn {event.turn} query{escape(scope)}:[/] {escape(query)}"
+        options = [Option(heading, disabled=True)]
         if not event.matches:
             self.entries.append("no matches")
-            options.append(Option("  [dim]no matches[/]"))
+            options.append(Option("  no matches", disabled=True))
         for match in event.matches:
             stored = f"{match.stored_at:%Y-%m-%d %H:%M}"
             files = ", ".join(match.file_paths)

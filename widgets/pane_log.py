@@ -33,8 +33,13 @@ def pane_theme(variables: Mapping[str, str]) -> Theme:
     return Theme({name: variables[variable] for name, variable in PANE_STYLES.items()})
 
 
+def as_text(line: str | Text) -> Text:
+    """A line as Rich Text: a string is markup; Text (e.g. another program's output) as is."""
+    return Text.from_markup(line) if isinstance(line, str) else line
+
+
 class PaneLog(RichLog):
-    """A log of markup lines, drawn once a frame.
+    """A log of lines (markup, or Text as is), drawn once a frame.
 
     `max_lines` bounds the lines kept (not RichLog's wrapped rows): past twice that, the
     oldest unpinned lines are dropped down to `max_lines` and the rest drawn again, so a
@@ -47,14 +52,14 @@ class PaneLog(RichLog):
     def __init__(self, *, max_lines: int | None = None, **kwargs) -> None:
         super().__init__(wrap=True, markup=True, highlight=False, min_width=20, **kwargs)
         self.keep_lines = max_lines
-        self._kept: list[tuple[str, bool]] = []  # (markup, pinned), drawn or not yet
+        self._kept: list[tuple[str | Text, bool]] = []  # (line, pinned), drawn or not yet
         self._drawn = 0  # how many of _kept the RichLog holds
         self._flush_scheduled = False
         self._width = 0
 
-    def put(self, markup: str, *, pinned: bool = False) -> None:
+    def put(self, line: str | Text, *, pinned: bool = False) -> None:
         """Queue a line; it is drawn after the next refresh."""
-        self._kept.append((markup, pinned))
+        self._kept.append((line, pinned))
         self._schedule_flush()
 
     def redraw(self) -> None:
@@ -82,7 +87,7 @@ class PaneLog(RichLog):
             self._redraw()
         batch = self._kept[self._drawn : self._drawn + self.FLUSH_LINES]
         if batch:
-            self.write(Text("\n").join(Text.from_markup(markup) for markup, _ in batch))
+            self.write(Text("\n").join(as_text(line) for line, _ in batch))
             self._drawn += len(batch)
         if self._drawn < len(self._kept):
             self._schedule_flush()
@@ -92,11 +97,11 @@ class PaneLog(RichLog):
         if self.keep_lines is not None:
             excess = len(self._kept) - self.keep_lines
             kept = []
-            for markup, pinned in self._kept:
+            for line, pinned in self._kept:
                 if excess > 0 and not pinned:
                     excess -= 1
                 else:
-                    kept.append((markup, pinned))
+                    kept.append((line, pinned))
             self._kept = kept
         self.clear()
         self._drawn = 0

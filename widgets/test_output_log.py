@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
+from rich.text import Text
 
 from widgets.pane_log import PaneLog
 
@@ -22,11 +23,12 @@ ROLE = {"PASSED": "pane.success", "passed": "pane.success", "XFAIL": "pane.warni
 ROLE |= {"SKIPPED": "pane.warning", "XPASS": "pane.warning"}
 
 
-def coloured(line: str) -> str:
-    """A pytest line as markup: its outcome words in their colours, the line as data."""
-    return OUTCOME.sub(
-        lambda word: f"[{ROLE.get(word[0], 'pane.error')}]{word[0]}[/]", escape(line)
-    )
+def coloured(line: str) -> Text:
+    """A pytest line, never read as markup, with its outcome words in their colours."""
+    text = Text(line)
+    for word in OUTCOME.finditer(line):
+        text.stylize(ROLE.get(word[0], "pane.error"), word.start(), word.end())
+    return text
 
 
 class TestOutputLog(PaneLog):

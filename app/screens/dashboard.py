@@ -43,6 +43,7 @@ class DashboardScreen(Screen):
         super().__init__(id="dashboard")
         self.reports: list[ev.SessionReport] = []
         self.status = "idle"
+        self._lines: TestOutputBatch | None = None
 
     def compose(self) -> ComposeResult:
         yield SessionHeader(id="session-header")
@@ -81,6 +82,19 @@ class DashboardScreen(Screen):
         if self.is_mounted:
             self.query_one(SessionHeader).status = status
 
+    def forward(self, event: ev.Event) -> None:
+        """Post a session event to this screen; call it on the app's loop. Test-output
+        lines join the batch still waiting to be handled, and any other event closes it,
+        so the order holds and a flood costs a few messages, not one a line."""
+        if event.event != "test_output":
+            self._lines = None
+            self.post_message(SessionEvent(event))
+            return
+        if self._lines is None or self._lines.taken:
+            self._lines = TestOutputBatch()
+            self.post_message(self._lines)
+        self._lines.events.append(event)
+
     def on_test_output_batch(self, message: TestOutputBatch) -> None:
         message.taken = True
         pane = self.query_one(TestOutputLog)
@@ -109,8 +123,6 @@ class DashboardScreen(Screen):
                 header.status = f"turn {event.turn}: {event.name}"
             case "tool_answered" if event.refused:
                 turns.add_refusal(event)
-            case "test_output":
-                self.query_one(TestOutputLog).add_line(event)
             case "memory_matched":
                 self.query_one(MatchesLog).add_search(event)
             case "test_finished":

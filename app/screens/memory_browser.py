@@ -49,16 +49,38 @@ class MemoryBrowserScreen(Screen):
         self.query_text = ""
         self._debounce: Timer | None = None
         self.exported: Path | None = None
+        self.status = "loading…"
+        self.loaded: int | None = None  # rows shown, once a listing or search has arrived
 
     @property
     def astra(self) -> AstraApp:
         return cast("AstraApp", self.app)
 
-    async def host(self) -> SessionHost:
-        """The store and embedder, once the app's worker has opened them."""
-        await self.astra.ready.wait()
-        assert self.astra.host is not None
+    async def host(self, *, embedder: bool = False) -> SessionHost | None:
+        """The store (and, if asked, the loaded embedder) once the app's worker has them;
+        None if opening failed, which the title then shows."""
+        await (self.astra.ready if embedder else self.astra.store_ready).wait()
+        if embedder and self.astra.startup_error is not None:
+            return None
         return self.astra.host
+
+    def set_status(self, status: str) -> None:
+        """The app's progress (opening the store, loading the model, an error)."""
+        self.status = status
+        self._show_title()
+
+    def _show_title(self) -> None:
+        if self.loaded is None:
+            what = self.status
+        elif self.query_text:
+            what = f"{self.loaded} matches for {self.query_text!r}"
+        else:
+            what = f"{self.loaded} records"
+        if self.loaded is not None and self.astra.startup_error is not None:
+            what += f" · search unavailable: {self.astra.startup_error}"
+        elif self.loaded is not None and not self.astra.ready.is_set():
+            what += " · search waits for the embedding model"
+        self.query_one("#browser-title", Label).update(f"Memory · {self.astra.memory_url} · {what}")
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
@@ -77,6 +99,7 @@ class MemoryBrowserScreen(Screen):
         table.add_columns(
             "id", "score", "error type", "fix", "files", "stored at", "scope", "dlv/green"
         )
+        self.set_status(self.astra.status)
         self.load()
         table.focus()
 
@@ -94,7 +117,9 @@ class MemoryBrowserScreen(Screen):
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
     async def load(self, query: str = "") -> None:
         self.query_text = query
-        host = await self.host()
+        host = await self.host(embedder=bool(query))
+        if host is None:
+            return
         if query:
             results = await host.browser_service().find(query, top_k=10)
             rows = [(r.record, f"{r.score:.4f}") for r in results]
@@ -120,12 +145,8 @@ class MemoryBrowserScreen(Screen):
                 f"{audit.delivered}/{audit.sessions_green}" if audit else "0/0",
                 key=record.memory_id,
             )
-        what = (
-            f"{len(rows)} matches for {self.query_text!r}"
-            if self.query_text
-            else f"{len(rows)} records"
-        )
-        self.query_one("#browser-title", Label).update(f"Memory · {self.astra.memory_url} · {what}")
+        self.loaded = len(rows)
+        self._show_title()
         self.show_selected()
 
     @on(DataTable.RowHighlighted, "#records")
@@ -170,7 +191,10 @@ class MemoryBrowserScreen(Screen):
     @work(group="browser-export", exit_on_error=False, description="export")
     async def action_export(self) -> None:
         """Every record as JSONL into the data dir's exports folder, as `memory export`."""
-        lines = await (await self.host()).export_lines()
+        host = await self.host()
+        if host is None:
+            return
+        lines = await host.export_lines()
         folder = self.astra.settings.data_dir / "exports"
         path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
 
@@ -188,6 +212,9 @@ class MemoryBrowserScreen(Screen):
 
     @work(group="browser-delete", exit_on_error=False, description="delete")
     async def delete_record(self, memory_id: str) -> None:
-        deleted = await (await self.host()).store.delete(memory_id)
+        host = await self.host()
+        if host is None:
+            return
+        deleted = await host.store.delete(memory_id)
         self.notify(f"deleted {memory_id[:8]}" if deleted else f"{memory_id[:8]} was already gone")
         self.load(self.query_text)

@@ -99,3 +99,15 @@ async def test_earlier_runs_keep_their_summaries_when_a_later_run_floods_the_pan
         assert "first 0" not in shown  # the oldest output lines are what go
         assert shown[-1] == "line 05999"
     assert len(drawn) <= 2 * 2000 + 3
+
+
+async def test_output_is_shown_as_written_never_read_as_markup(tmp_path):
+    lines = [
+        r"E   FileNotFoundError: C:\logs\ERROR.log",
+        r"E   assert 'a\\' == '[bold]b[/]' PASSED",
+    ]
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
+        events = [ev.TestOutput(run=1, line=line) for line in lines]
+        pane = await send(pilot, events, lines[-1])
+        drawn = rows(pane)
+    assert drawn[-2:] == lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,11 +29,11 @@ from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.messages import SessionEvent
 from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
 from app.settings import Secret, Settings
 from app.tui import AstraApp, build_app
+from memory.errors import EmbedderUnavailableError
 from memory.records import MemoryRecord, MemorySearchResult
 from memory.service import MemoryService
 from memory.store import open_store
@@ -275,6 +276,48 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
     assert len(score) == 6 and float(score) > 0  # four decimals
 
 
+class SlowModel(HashEmbedder):
+    """Stands in for the model's child process: `load` waits until the test allows it."""
+
+    def __init__(self, failure: str | None = None) -> None:
+        self.allowed = threading.Event()
+        self.failure = failure
+
+    def load(self) -> None:
+        self.allowed.wait(30)
+        if self.failure:
+            raise EmbedderUnavailableError(self.failure)
+
+    def close(self) -> None:
+        self.allowed.set()
+
+
+@pytest.mark.parametrize("failure", [None, "no sentence-transformers model at /nowhere"])
+async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
+    settings, url, monkeypatch, failure
+):
+    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    model = SlowModel(failure)
+    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: model)
+    app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        title = str(browser.query_one("#browser-title").render())
+        model.allowed.set()
+        await wait_for(pilot, lambda: app.ready.is_set())
+        await pilot.pause()
+        after = str(browser.query_one("#browser-title").render())
+    assert list(browser.records) == [memory_id]
+    assert "1 records · search waits for the embedding model" in title
+    if failure:
+        assert after.endswith(f"1 records · search unavailable: {failure}")
+        assert app.startup_error == failure
+    else:
+        assert after.endswith("· 1 records") and app.startup_error is None
+
+
 async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha):
     first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
     with ResponsesServer() as server:
@@ -446,7 +489,7 @@ class SnapshotHost(App):
     def on_mount(self) -> None:
         self.push_screen(self.first)
         for event in self.events:
-            self.first.post_message(SessionEvent(event))
+            self.first.forward(event)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
