@@ -326,11 +326,18 @@ async def flood(lines: int) -> dict:
                 while len(pane.output_lines) < lines:
                     await asyncio.sleep(0.005)
             handled = time.monotonic()
-            await pilot.pause()  # and drawn
+
+            def tail() -> str:
+                return " ".join(" ".join(line.text.split()) for line in pane.lines[-4:])
+
+            last = f"output line {lines - 1}"
+            with contextlib.suppress(TimeoutError):  # reported below as not drawn
+                async with asyncio.timeout(60):
+                    while not tail().endswith(last):
+                        await asyncio.sleep(0.005)
             drawn = time.monotonic()
             await monitor.stop()
             kept = len(pane.lines)
-            tail = " ".join(" ".join(line.text.split()) for line in pane.lines[-4:])
             received = list(pane.output_lines)
     total = drawn - started
     return {
@@ -343,7 +350,7 @@ async def flood(lines: int) -> dict:
         "us_per_line": 1e6 * total / lines,
         "all_received_in_order": received == texts,
         "richlog_lines_kept": kept,
-        "last_line_drawn": tail.endswith(f"output line {lines - 1}"),
+        "last_line_drawn": tail().endswith(last),
         "stalls": monitor.summary(started, drawn),
         "stalled_in": monitor.where.most_common(5),
     }
