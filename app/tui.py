@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -27,6 +27,7 @@ from app.errors import CommandError
 from app.options import SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.new_session_modal import NewSession, NewSessionModal
 from app.screens.record_modal import RecordModal
 from app.settings import Settings
 from app.supervisor import TextualSupervisor
@@ -60,6 +61,7 @@ class AstraApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "astra-memory"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new_session", "New session", id="app.new"),
         Binding("m", "browse_memory", "Memory", id="app.memory"),
         Binding("s", "stop_session", "Stop", id="app.stop"),
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -70,16 +72,19 @@ class AstraApp(App[int]):
         settings: Settings,
         plans: Sequence[SessionPlan],
         *,
-        memory_url: str,
-        scope: str = "default",
+        options: SessionOptions,
         embedder: Embedder | None = None,
         browse: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings
         self.plans = list(plans)
-        self.memory_url = memory_url
-        self.scope = scope
+        self.queue: asyncio.Queue[SessionPlan] = asyncio.Queue()
+        for plan in plans:
+            self.queue.put_nowait(plan)
+        self.options = options  # the CLI's; a session started here takes them as defaults
+        self.memory_url = options.memory or settings.memory_url
+        self.scope = options.scope
         self.embedder = embedder
         self.browse_first = browse
         self.host: SessionHost | None = None
@@ -108,6 +113,11 @@ class AstraApp(App[int]):
             "Memory browser", "Browse, search and delete memory records", self.action_browse_memory
         )
         yield SystemCommand(
+            "New session",
+            "Start a session on a workspace: rehearsed, or live",
+            self.action_new_session,
+        )
+        yield SystemCommand(
             "Stop session",
             "Stop the running session at its next safe point",
             self.action_stop_session,
@@ -117,6 +127,7 @@ class AstraApp(App[int]):
 
     @work(exclusive=True, group="session", exit_on_error=False, description="session")
     async def run_sessions(self) -> None:
+        """Open the memory, then run the sessions queued, one at a time, until the app ends."""
         try:
             await self._open_host()
         except Exception as exc:
@@ -126,12 +137,11 @@ class AstraApp(App[int]):
             self.store_ready.set()
             self.ready.set()
         if not self.plans:
-            self.set_status("idle: no workspace given · m opens the memory browser")
-        for plan in self.plans:
-            if not await self._run_session(plan):
-                return
-        if len(self.plans) > 1:
-            self.notify(f"all {len(self.plans)} sessions finished · q quits", timeout=10)
+            self.set_status("idle · n starts a session · m opens the memory browser")
+        while True:
+            await self._run_session(await self.queue.get())
+            if self.queue.empty() and len(self.finished) > 1:
+                self.notify(f"all {len(self.finished)} sessions finished · q quits", timeout=10)
 
     async def _open_host(self) -> None:
         self.set_status("opening the memory store…")
@@ -155,7 +165,7 @@ class AstraApp(App[int]):
             if isinstance(screen, MemoryBrowserScreen):
                 screen.set_status(status)
 
-    async def _run_session(self, plan: SessionPlan) -> bool:
+    async def _run_session(self, plan: SessionPlan) -> None:
         options = plan.options
         supervisor = TextualSupervisor(
             self, approve_live_cost=options.approve_live_cost, store=options.store
@@ -169,7 +179,7 @@ class AstraApp(App[int]):
             self.session_exit_code = exc.code
             self.set_status(f"error: {exc}")
             self.notify(str(exc), title="Cannot start the session", severity="error")
-            return False
+            return
         self.agent = agent
         self.refresh_bindings()
         try:
@@ -180,7 +190,6 @@ class AstraApp(App[int]):
             await agent.transport.aclose()
         self.finished.append(FinishedSession(plan, report, agent.tools))
         self.session_exit_code = report.exit_code
-        return True
 
     def forward_event(self, event: ev.Event) -> None:
         """The agent's event callback; it runs on the app's loop, as the agent does."""
@@ -211,10 +220,37 @@ class AstraApp(App[int]):
     # -- actions -----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop shows dimmed while no session runs."""
+        """Stop shows dimmed while no session runs; New session while one does. Memory
+        hides in the memory browser."""
+        if action == "browse_memory" and isinstance(self.screen, MemoryBrowserScreen):
+            return False
         if action == "stop_session" and self.agent is None:
             return None
+        if action == "new_session" and self.session_running:
+            return None
         return True
+
+    @property
+    def session_running(self) -> bool:
+        return self.agent is not None or not self.queue.empty()
+
+    def action_new_session(self) -> None:
+        if self.session_running:
+            self.notify("a session is running; stop it first (s)")
+            return
+
+        def start(choice: NewSession | None) -> None:
+            if choice is None:
+                return
+            options = replace(self.options, replay=choice.replay, live=choice.live, store="ask")
+            plan = SessionPlan(options, choice.workspace, new_session_id())
+            self.plans.append(plan)
+            self.queue.put_nowait(plan)
+            self.refresh_bindings()
+            if isinstance(self.screen, MemoryBrowserScreen):
+                self.screen.dismiss()  # back to the dashboard, to watch the session
+
+        self.push_screen(NewSessionModal(), callback=start)
 
     def action_browse_memory(self) -> None:
         if not isinstance(self.screen, MemoryBrowserScreen):
@@ -259,8 +295,7 @@ def build_app(
     return AstraApp(
         settings,
         plans,
-        memory_url=options.memory or settings.memory_url,
-        scope=options.scope,
+        options=options,
         embedder=embedder,
         browse=workspace is None and not plans,
     )

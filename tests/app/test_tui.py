@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 import app.tui as tui_module
 from agent import events as ev
@@ -29,6 +29,7 @@ from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
 from app.settings import Secret, Settings
@@ -158,6 +159,40 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
         await wait_for(pilot, lambda: app.screen is app.dashboard)
     assert shown is not None and shown.memory_id == memory_id
     assert shown.fix_description == "strip each"
+
+
+async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing(
+    settings, url, alpha
+):
+    app = build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await pilot.press("n")
+        await wait_for_screen(pilot, NewSessionModal)
+        modal = app.screen
+        await pilot.click("#start")
+        await pilot.pause()
+        empty = str(modal.query_one("#problem").render())
+        modal.query_one("#workspace", Input).value = str(alpha)
+        modal.query_one("#replay", Input).value = str(alpha / "missing.jsonl")
+        modal.query_one("#replay", Input).focus()
+        await pilot.press("enter")  # a button ignores a second press while it flashes
+        await pilot.pause()
+        missing = str(modal.query_one("#problem").render())
+        modal.query_one("#replay", Input).value = str(REHEARSAL)
+        await pilot.press("enter")
+        await wait_for_screen(pilot, StoreModal)
+        await pilot.click("#store")
+        await wait_for(pilot, lambda: app.finished)
+        await pilot.pause()
+        watching = app.screen
+    assert "give the workspace" in empty and "is not a file" in missing
+    assert watching is app.dashboard
+    [done] = app.finished
+    assert done.plan.workspace == alpha and done.report.exit_code == 0
+    assert [r.memory_id for r in await stored_records(url)] == done.report.stored_memory_ids
 
 
 async def test_reject_store_writes_nothing(settings, url, alpha):
