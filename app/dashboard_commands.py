@@ -47,7 +47,7 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
             replay=DEMO_PROJECTS / "rehearsals" / f"scenario_{name}.jsonl",
             memory=args.memory,
             scope=run_id,
-            store="yes",
+            store="ask",  # the operator confirms each memory write
         )
         plans.append(SessionPlan(options, root / name, f"{run_id}-{name}"))
     app = build_app(settings, SessionOptions(memory=args.memory, scope=run_id), None, plans=plans)

@@ -97,7 +97,16 @@ class MemoryBrowserScreen(Screen):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(
-            "id", "score", "error type", "fix", "files", "stored at", "scope", "dlv/green"
+            "id",
+            "score",
+            "error type",
+            "fix",
+            "files",
+            "stored at",
+            "scope",
+            "session",
+            "dlv",
+            "green",
         )
         self.set_status(self.astra.status)
         self.load()
@@ -137,12 +146,16 @@ class MemoryBrowserScreen(Screen):
             table.add_row(
                 record.short_id,
                 score,
-                _clip(record.error_type, 16),
-                _clip(record.fix_description, 30),
-                _clip(", ".join(record.file_paths), 18),
+                _clip(record.error_type, 14),
+                _clip(record.fix_description, 22),
+                _clip(", ".join(record.file_paths), 12),
                 f"{record.timestamp:%m-%d %H:%M}",
-                _clip(record.scope, 10),
-                f"{audit.delivered}/{audit.sessions_green}" if audit else "0/0",
+                _clip(record.scope, 8),
+                _clip(record.session_id, 10),
+                str(audit.delivered if audit else 0),
+                f"{audit.sessions_green}/{audit.sessions_ended}"
+                if audit and audit.sessions_ended
+                else "-",
                 key=record.memory_id,
             )
         self.loaded = len(rows)

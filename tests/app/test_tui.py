@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.app import App
@@ -272,6 +273,29 @@ async def test_browser_deletes_a_record_after_confirmation(settings, any_url):
     assert await stored_records(any_url) == []
 
 
+async def test_browser_shows_each_records_session_and_delivery_audit(settings, url):
+    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    store = open_store(url)
+    try:
+        for session_id, green in [("later-1", True), ("later-2", False)]:
+            service = MemoryService(store, HashEmbedder(), session_id=session_id, scope="tui")
+            await service.search_codebase_memory("KeyError: 'port'")
+            await service.end_session(green)
+    finally:
+        await store.close()
+    app = build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await wait_for(pilot, lambda: app.screen.records)
+        table = app.screen.query_one(DataTable)
+        names = [column.label.plain for column in table.columns.values()]
+        row = dict(zip(names, table.get_row(memory_id), strict=True))
+    assert row["session"] == "seed-port…"
+    assert (row["dlv"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
+
+
 async def test_browser_exports_every_record(settings, any_url):
     ids = await seed(any_url, [("KeyError: 'port'", "KeyError", "read port with a default")])
     app = build_app(
@@ -391,24 +415,31 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: LoadingHashEmbedder())
-    apps: list[AstraApp] = []
+    ran = SimpleNamespace(apps=[], stored=[], matches=[])
 
     async def run_async(self: AstraApp, **kwargs) -> int:
-        apps.append(self)
-        async with self.run_test(size=SIZE) as pilot:
-            await wait_for(
-                pilot, lambda: len(self.finished) == len(self.plans) and self.ready.is_set()
-            )
+        """Until every session finished, confirming each store as the operator would."""
+        ran.apps.append(self)
+        async with self.run_test(size=SIZE) as pilot, asyncio.timeout(60):
+            while not (len(self.finished) == len(self.plans) and self.ready.is_set()):
+                modal = self.screen
+                if isinstance(modal, StoreModal) and modal.query("#store"):
+                    ran.stored.append(modal.proposal.record.memory_id)
+                    await pilot.press("y")
+                    await wait_for(pilot, lambda shown=modal: self.screen is not shown)
+                await pilot.pause(0.05)
             await pilot.pause()
+            if self.dashboard.is_mounted:
+                ran.matches = list(self.dashboard.query_one(MatchesLog).entries)
         return self.session_exit_code
 
     monkeypatch.setattr(AstraApp, "run_async", run_async)
-    return apps
+    return ran
 
 
 def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
     assert main([]) == 0
-    [app] = cli_env
+    [app] = cli_env.apps
     assert app.plans == [] and app.browse_first
     titles = [command.title for command in app.get_system_commands(app.dashboard)]
     assert {"Memory browser", "Stop session"} <= set(titles)
@@ -416,22 +447,28 @@ def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
 
 def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
     assert main(["tui", "--workspace", str(alpha)]) == 2
-    assert "needs --replay" in capsys.readouterr().err and cli_env == []
+    assert "needs --replay" in capsys.readouterr().err and cli_env.apps == []
 
 
 def test_tui_runs_a_rehearsed_session(cli_env, alpha):
     code = main(["tui", "--workspace", str(alpha), "--replay", str(REHEARSAL), "--store", "yes"])
-    [app] = cli_env
+    [app] = cli_env.apps
     assert code == 0 and len(app.finished[0].report.stored_memory_ids) == 1
+    assert cli_env.stored == []  # --store yes: no question
 
 
 def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys):
     code = main(["demo"])
     out = capsys.readouterr().out
-    [app] = cli_env
+    [app] = cli_env.apps
+    alpha, beta = (done.report for done in app.finished)
     assert [done.plan.workspace.name for done in app.finished] == ["alpha", "beta"]
     assert code == 0, out
     assert "✓ beta retrieved alpha's fix" in out
+    assert "✓ beta searched memory before its first edit" in out
+    # the operator confirmed each write, and beta's matches pane shows alpha's fix
+    assert cli_env.stored == alpha.stored_memory_ids + beta.stored_memory_ids
+    assert any(alpha.stored_memory_ids[0][:8] in line for line in cli_env.matches)
 
 
 # -- snapshots: the dashboard and the store modal from fixed data --------------------------
