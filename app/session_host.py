@@ -15,8 +15,9 @@ from pathlib import Path
 from agent import events as ev
 from agent.loop import AstraAgent
 from agent.supervisor import Supervisor
+from app.errors import CommandError
 from app.options import SessionOptions
-from app.session import build_agent
+from app.session import build_agent, build_transport
 from app.settings import Settings
 from memory.embedder import Embedder
 from memory.embedding_process import ProcessEmbedder
@@ -73,6 +74,16 @@ class SessionHost:
             session_id=session_id,
             embedder=self.embedder,
         )
+
+    def problem(self, options: SessionOptions) -> str | None:
+        """Why a session with these options could not start (no key, no known price, a bad
+        rehearsal script), or None. Blocks: it reads the script."""
+        try:
+            transport, _ = build_transport(self.settings, options, "check", lambda _event: None)
+        except CommandError as exc:
+            return str(exc)
+        asyncio.run(transport.aclose())
+        return None
 
     def browser_service(self) -> MemoryService:
         return MemoryService(

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from app.errors import CommandError
-from app.options import SessionOptions, new_session_id
+from app.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSession, NewSessionModal
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SessionPlan:
-    """One session the dashboard will run, in order."""
+    """One session for the dashboard to run: queued at launch, or started with `n`."""
 
     options: SessionOptions
     workspace: Path
@@ -127,21 +127,41 @@ class AstraApp(App[int]):
 
     @work(exclusive=True, group="session", exit_on_error=False, description="session")
     async def run_sessions(self) -> None:
-        """Open the memory, then run the sessions queued, one at a time, until the app ends."""
+        """Open the memory, then run the queued sessions one at a time for as long as the
+        app runs. A session that fails is reported and the next one still runs."""
         try:
             await self._open_host()
         except Exception as exc:
             self.startup_error = str(exc)
+            self._cancel_queued()
             raise  # on_worker_state_changed shows it
         finally:
             self.store_ready.set()
             self.ready.set()
         if not self.plans:
             self.set_status("idle · n starts a session · m opens the memory browser")
+        ran = 0
         while True:
-            await self._run_session(await self.queue.get())
-            if self.queue.empty() and len(self.finished) > 1:
-                self.notify(f"all {len(self.finished)} sessions finished · q quits", timeout=10)
+            plan = await self.queue.get()
+            try:
+                await self._run_session(plan)
+            except Exception as exc:  # an agent bug must not stop the sessions after it
+                self.session_exit_code = 1
+                self.set_status(f"error: {exc}")
+                self.notify(str(exc), title="The session failed", severity="error")
+            ran += 1
+            if self.queue.empty():
+                if ran > 1:
+                    self.notify(f"all {ran} sessions finished · q quits", timeout=10)
+                ran = 0
+
+    def _cancel_queued(self) -> int:
+        """Drop the sessions still waiting (the demo's beta needs alpha's fix)."""
+        count = 0
+        while not self.queue.empty():
+            self.queue.get_nowait()
+            count += 1
+        return count
 
     async def _open_host(self) -> None:
         self.set_status("opening the memory store…")
@@ -179,6 +199,7 @@ class AstraApp(App[int]):
             self.session_exit_code = exc.code
             self.set_status(f"error: {exc}")
             self.notify(str(exc), title="Cannot start the session", severity="error")
+            self._cancel_queued()
             return
         self.agent = agent
         self.refresh_bindings()
@@ -235,22 +256,43 @@ class AstraApp(App[int]):
         return self.agent is not None or not self.queue.empty()
 
     def action_new_session(self) -> None:
+        if self.startup_error is not None:
+            self.notify(f"no sessions: {self.startup_error}", severity="error")
+            return
         if self.session_running:
-            self.notify("a session is running; stop it first (s)")
+            self.notify("a session is running or queued; s stops it")
             return
 
         def start(choice: NewSession | None) -> None:
             if choice is None:
                 return
-            options = replace(self.options, replay=choice.replay, live=choice.live, store="ask")
-            plan = SessionPlan(options, choice.workspace, new_session_id())
+            plan = SessionPlan(self.options_for(choice), choice.workspace, new_session_id())
             self.plans.append(plan)
             self.queue.put_nowait(plan)
             self.refresh_bindings()
             if isinstance(self.screen, MemoryBrowserScreen):
                 self.screen.dismiss()  # back to the dashboard, to watch the session
 
-        self.push_screen(NewSessionModal(), callback=start)
+        self.push_screen(NewSessionModal(self.new_session_problem), callback=start)
+
+    def options_for(self, choice: NewSession) -> SessionOptions:
+        """A session started here: the command line's model, endpoint, memory, scope and
+        limits; the default prompt; the cost approved in the modal; each store confirmed."""
+        return replace(
+            self.options,
+            prompt=DEFAULT_PROMPT,
+            replay=choice.replay,
+            live=choice.live,
+            approve_live_cost=False,
+            store="ask",
+        )
+
+    async def new_session_problem(self, choice: NewSession) -> str | None:
+        """What would stop this session from starting (no key, no price, a bad script)."""
+        await self.ready.wait()
+        if self.host is None or self.startup_error is not None:
+            return f"the memory is not available: {self.startup_error}"
+        return await asyncio.to_thread(self.host.problem, self.options_for(choice))
 
     def action_browse_memory(self) -> None:
         if not isinstance(self.screen, MemoryBrowserScreen):
@@ -261,8 +303,10 @@ class AstraApp(App[int]):
             self.notify("no session is running")
             return
         self.agent.request_stop()
-        self.set_status("stopping at the next safe point…")
-        self.notify("stopping at the next safe point")
+        cancelled = self._cancel_queued()
+        also = f"; {cancelled} queued session(s) will not start" if cancelled else ""
+        self.set_status(f"stopping at the next safe point…{also}")
+        self.notify(f"stopping at the next safe point{also}")
 
     async def action_quit(self) -> None:
         self.exit(self.session_exit_code)

@@ -11,6 +11,7 @@ import json
 import shutil
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,11 +19,11 @@ from types import SimpleNamespace
 import pytest
 from textual.app import App
 from textual.screen import Screen
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Switch
 
 import app.tui as tui_module
 from agent import events as ev
-from agent.loop import match_brief
+from agent.loop import AstraAgent, match_brief
 from agent.supervisor import CostQuote, StoreProposal
 from app.cli import main
 from app.options import DEMO_PROJECTS, SessionOptions
@@ -34,7 +35,7 @@ from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
 from app.settings import Secret, Settings
-from app.tui import AstraApp, build_app
+from app.tui import AstraApp, SessionPlan, build_app
 from memory.errors import EmbedderUnavailableError
 from memory.records import MemoryRecord, MemorySearchResult
 from memory.service import MemoryService
@@ -194,6 +195,96 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
     [done] = app.finished
     assert done.plan.workspace == alpha and done.report.exit_code == 0
     assert [r.memory_id for r in await stored_records(url)] == done.report.stored_memory_ids
+
+
+async def fill_new_session(pilot, workspace: str, replay: str = "", live: bool = False):
+    """Open the new-session modal with n, fill it, press enter; returns the modal."""
+    await pilot.press("n")
+    await wait_for_screen(pilot, NewSessionModal)
+    modal = pilot.app.screen
+    modal.query_one("#workspace", Input).value = workspace
+    modal.query_one("#replay", Input).value = replay
+    modal.query_one("#live", Switch).value = live
+    modal.query_one("#replay", Input).focus()
+    await pilot.press("enter")
+    return modal
+
+
+async def test_a_live_session_from_the_dashboard_asks_for_its_cost_even_after_a_flag(
+    settings, url, alpha
+):
+    with ResponsesServer() as server:
+        options = SessionOptions(
+            memory=url, scope="tui", base_url=server.base_url, approve_live_cost=True
+        )
+        app = build_app(settings, options, None, embedder=HashEmbedder())
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, MemoryBrowserScreen)
+            await fill_new_session(pilot, str(alpha), live=True)
+            await wait_for_screen(pilot, CostModal)
+            await pilot.click("#cancel")
+            await wait_for(pilot, lambda: app.finished)
+        assert server.requests == []
+    assert app.finished[0].report.status == "declined"
+
+
+async def test_the_new_session_modal_stays_open_with_the_reason(settings, url, alpha):
+    no_key = replace(settings, openai_api_key=None)
+    app = build_app(no_key, SessionOptions(memory=url), None, embedder=HashEmbedder())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        modal = await fill_new_session(pilot, "~nosuchuser/project", str(REHEARSAL))
+        await wait_for(pilot, lambda: "checking" not in str(modal.query_one("#problem").render()))
+        unknown_home = str(modal.query_one("#problem").render())
+        modal.query_one("#workspace", Input).value = str(alpha)
+        modal.query_one("#live", Switch).value = True
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "OPENAI_API_KEY" in str(modal.query_one("#problem").render()))
+        still_open = app.screen is modal
+    assert "~nosuchuser/project is not a directory" in unknown_home
+    assert still_open and app.plans == [] and app.finished == []
+
+
+async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, monkeypatch):
+    real_run = AstraAgent.run
+    calls = []
+
+    async def fails_once(self, prompt):
+        calls.append(prompt)
+        if len(calls) == 1:
+            raise RuntimeError("an agent bug")
+        return await real_run(self, prompt)
+
+    monkeypatch.setattr(AstraAgent, "run", fails_once)
+    app = build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await fill_new_session(pilot, str(alpha), str(REHEARSAL))
+        await wait_for(pilot, lambda: len(calls) == 1 and not app.session_running)
+        await fill_new_session(pilot, str(alpha), str(REHEARSAL))
+        await wait_for_screen(pilot, StoreModal)
+        await pilot.press("n")  # reject: this test is about running, not storing
+        await wait_for(pilot, lambda: app.finished)
+    assert len(calls) == 2 and app.finished[0].report.status == "completed"
+
+
+async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_path):
+    beta = tmp_path / "second"
+    shutil.copytree(alpha, beta)
+    options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", store="ask")
+    plans = [SessionPlan(options, alpha, "first"), SessionPlan(options, beta, "second")]
+    app = build_app(settings, options, None, embedder=HashEmbedder(), plans=plans)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, StoreModal)  # the first session waits on the operator
+        app.action_stop_session()
+        queued_after_stop = app.queue.qsize()
+        await pilot.press("n")  # reject the store; the session then stops
+        await wait_for(pilot, lambda: app.finished and not app.session_running)
+        await pilot.pause(0.2)
+    assert queued_after_stop == 0
+    assert [done.plan.session_id for done in app.finished] == ["first"]
 
 
 async def test_reject_store_writes_nothing(settings, url, alpha):
@@ -442,7 +533,7 @@ def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
     [app] = cli_env.apps
     assert app.plans == [] and app.browse_first
     titles = [command.title for command in app.get_system_commands(app.dashboard)]
-    assert {"Memory browser", "Stop session"} <= set(titles)
+    assert {"New session", "Memory browser", "Stop session"} <= set(titles)
 
 
 def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
