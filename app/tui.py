@@ -241,13 +241,13 @@ class AstraApp(App[int]):
     # -- actions -----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop shows dimmed while no session runs; New session while one does. Memory
-        hides in the memory browser."""
+        """Stop shows dimmed while no session runs. New session hides while one runs or
+        waits (one at a time), and Memory inside the memory browser."""
         if action == "browse_memory" and isinstance(self.screen, MemoryBrowserScreen):
             return False
-        if action == "stop_session" and self.agent is None:
-            return None
         if action == "new_session" and self.session_running:
+            return False
+        if action == "stop_session" and self.agent is None:
             return None
         return True
 
