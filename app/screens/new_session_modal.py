@@ -56,15 +56,17 @@ class NewSessionModal(ModalScreen["NewSession | None"]):
         self.check = check
 
     def compose(self) -> ComposeResult:
+        workspace = Input(placeholder="path/to/project", id="workspace")
+        workspace.border_title = "Workspace: the project folder"
+        replay = Input(placeholder="path/to/rehearsal.jsonl", id="replay")
+        replay.border_title = "Rehearsal script (JSONL), for an offline session"
         with Vertical(classes="dialog"):
             yield Label("Start a session", classes="dialog-title")
-            yield Label("Workspace (the project folder)")
-            yield Input(placeholder="path/to/project", id="workspace")
-            yield Label("Rehearsal script (JSONL), for an offline session")
-            yield Input(placeholder="path/to/rehearsal.jsonl", id="replay")
+            yield workspace
+            yield replay
             with Horizontal(classes="switch-row"):
                 yield Switch(id="live")
-                yield Label("live: paid requests to the model (you approve the cost first)")
+                yield Label("live: paid requests, once you approve the cost")
             yield Static("", id="problem")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Start", variant="primary", id="start")

@@ -678,6 +678,23 @@ def test_snapshot_store_modal(snap_compare, size):
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_snapshot_new_session_modal(snap_compare, size):
+    async def no_problem(choice) -> None:
+        return None
+
+    async def asked_without_a_workspace(pilot) -> None:
+        await pilot.click("#start")
+        problem = pilot.app.screen.query_one("#problem")
+        await wait_for(pilot, lambda: str(problem.render()).startswith("give the workspace"))
+        await pilot.pause()
+
+    modal = NewSessionModal(no_problem)
+    assert snap_compare(
+        SnapshotHost(modal), terminal_size=size, run_before=asked_without_a_workspace
+    )
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
 def test_snapshot_cost_modal(snap_compare, size):
     quote = CostQuote(
         model="gpt-6-astra",
