@@ -266,12 +266,15 @@ class AstraApp(App[int]):
         def start(choice: NewSession | None) -> None:
             if choice is None:
                 return
+            # the dashboard first: the session's own modals must land on top of it
+            if isinstance(self.screen, MemoryBrowserScreen):
+                self.pop_screen()
+            if self.dashboard not in self.screen_stack:
+                self.push_screen(self.dashboard)
             plan = SessionPlan(self.options_for(choice), choice.workspace, new_session_id())
             self.plans.append(plan)
             self.queue.put_nowait(plan)
             self.refresh_bindings()
-            if isinstance(self.screen, MemoryBrowserScreen):
-                self.screen.dismiss()  # back to the dashboard, to watch the session
 
         self.push_screen(NewSessionModal(self.new_session_problem), callback=start)
 
