@@ -685,7 +685,9 @@ def test_snapshot_new_session_modal(snap_compare, size):
     async def asked_without_a_workspace(pilot) -> None:
         await pilot.click("#start")
         problem = pilot.app.screen.query_one("#problem")
+        start = pilot.app.screen.query_one("#start")
         await wait_for(pilot, lambda: str(problem.render()).startswith("give the workspace"))
+        await wait_for(pilot, lambda: not start.has_class("-active"))  # the press's flash
         await pilot.pause()
 
     modal = NewSessionModal(no_problem)
