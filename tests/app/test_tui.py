@@ -80,6 +80,13 @@ def alpha(tmp_path) -> Path:
     return workspace
 
 
+def idle_app(settings, url) -> AstraApp:
+    """The dashboard with no session: it opens on the memory browser of scope `tui`."""
+    return build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+
+
 def rehearsal_app(settings, url, workspace, **options) -> AstraApp:
     options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", **options)
     return build_app(settings, options, workspace, embedder=HashEmbedder())
@@ -166,9 +173,7 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
 async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing(
     settings, url, alpha
 ):
-    app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         await pilot.press("n")
@@ -256,9 +261,7 @@ async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, mo
         return await real_run(self, prompt)
 
     monkeypatch.setattr(AstraAgent, "run", fails_once)
-    app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         await fill_new_session(pilot, str(alpha), str(REHEARSAL))
@@ -347,9 +350,7 @@ async def test_browser_deletes_a_record_after_confirmation(settings, any_url):
     [memory_id] = await seed(
         any_url, [("KeyError: 'port'", "KeyError", "read port with a default")]
     )
-    app = build_app(
-        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, any_url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
@@ -374,9 +375,7 @@ async def test_browser_shows_each_records_session_and_delivery_audit(settings, u
             await service.end_session(green)
     finally:
         await store.close()
-    app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         await wait_for(pilot, lambda: app.screen.records)
@@ -389,9 +388,7 @@ async def test_browser_shows_each_records_session_and_delivery_audit(settings, u
 
 async def test_browser_exports_every_record(settings, any_url):
     ids = await seed(any_url, [("KeyError: 'port'", "KeyError", "read port with a default")])
-    app = build_app(
-        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, any_url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
@@ -410,9 +407,7 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
             ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
         ],
     )
-    app = build_app(
-        settings, SessionOptions(memory=any_url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, any_url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
@@ -735,7 +730,5 @@ def test_snapshot_memory_browser(snap_compare, size, settings, tmp_path, monkeyp
         await pilot.pause()
 
     asyncio.run(fill())
-    app = build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
-    )
+    app = idle_app(settings, url)
     assert snap_compare(app, terminal_size=size, run_before=loaded)
