@@ -91,7 +91,6 @@ class AstraApp(App[int]):
         self.store_ready = asyncio.Event()  # set once the store is open (or failed to)
         self.ready = asyncio.Event()  # and the embedder loaded (or failed to)
         self.startup_error: str | None = None
-        self.status = "starting…"
         self.agent: AstraAgent | None = None
         self.finished: list[FinishedSession] = []
         self.session_exit_code = 0
@@ -179,11 +178,10 @@ class AstraApp(App[int]):
 
     def set_status(self, status: str) -> None:
         """Say what the app is doing: in the dashboard's header and the browser's title."""
-        self.status = status
         self.dashboard.set_status(status)
         for screen in self.screen_stack:
             if isinstance(screen, MemoryBrowserScreen):
-                screen.set_status(status)
+                screen.show_title()
 
     async def _run_session(self, plan: SessionPlan) -> None:
         options = plan.options

@@ -42,7 +42,7 @@ class DashboardScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="dashboard")
         self.reports: list[ev.SessionReport] = []
-        self.status = "idle"
+        self.status = "starting…"  # the app's latest, also the browser's title until it lists
         self._lines: TestOutputBatch | None = None
 
     def compose(self) -> ComposeResult:

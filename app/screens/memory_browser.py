@@ -49,7 +49,6 @@ class MemoryBrowserScreen(Screen):
         self.query_text = ""
         self._debounce: Timer | None = None
         self.exported: Path | None = None
-        self.status = "loading…"
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
 
     @property
@@ -64,14 +63,11 @@ class MemoryBrowserScreen(Screen):
             return None
         return self.astra.host
 
-    def set_status(self, status: str) -> None:
-        """The app's progress (opening the store, loading the model, an error)."""
-        self.status = status
-        self._show_title()
-
-    def _show_title(self) -> None:
+    def show_title(self) -> None:
+        """The store, then what is listed; until a listing arrives, the app's progress
+        (opening the store, loading the model, an error), as the dashboard shows it."""
         if self.loaded is None:
-            what = self.status
+            what = self.astra.dashboard.status
         elif self.query_text:
             what = f"{self.loaded} matches for {self.query_text!r}"
         else:
@@ -108,7 +104,7 @@ class MemoryBrowserScreen(Screen):
             "dlv",
             "green",
         )
-        self.set_status(self.astra.status)
+        self.show_title()
         self.load()
         table.focus()
 
@@ -159,7 +155,7 @@ class MemoryBrowserScreen(Screen):
                 key=record.memory_id,
             )
         self.loaded = len(rows)
-        self._show_title()
+        self.show_title()
         self.show_selected()
 
     @on(DataTable.RowHighlighted, "#records")

@@ -422,11 +422,15 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
 
 
 class SlowModel(HashEmbedder):
-    """Stands in for the model's child process: `load` waits until the test allows it."""
+    """Stands in for the model's child process: `load` waits until the test allows it
+    (at once if `ready`), then fails with `failure` if given."""
 
-    def __init__(self, failure: str | None = None) -> None:
+    def __init__(self, failure: str | None = None, *, ready: bool = False) -> None:
+        super().__init__()
         self.allowed = threading.Event()
         self.failure = failure
+        if ready:
+            self.allowed.set()
 
     def load(self) -> None:
         self.allowed.wait(30)
@@ -484,23 +488,13 @@ async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha
 # -- the command line --------------------------------------------------------------------
 
 
-class LoadingHashEmbedder(HashEmbedder):
-    """The hash embedder with the model process's `load` and `close`, for the CLI's path."""
-
-    def load(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture
 def cli_env(tmp_path, monkeypatch):
     """The CLI's data dir in tmp, the hash embedder, and an app that Pilot drives headless."""
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: LoadingHashEmbedder())
+    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: SlowModel(ready=True))
     ran = SimpleNamespace(apps=[], stored=[], matches=[])
 
     async def run_async(self: AstraApp, **kwargs) -> int:
