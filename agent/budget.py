@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.supervisor import CostQuote
+from agent.turns import Usage
 from memory.records import utc_now
 
 CHARS_PER_TOKEN_WORST = 3  # English and code run ~4 chars a token; 3 over-estimates on purpose
@@ -148,6 +150,20 @@ class CostGuard:
         total = sum(self.price.cost(base + turn * answer, answer) for turn in range(max_turns))
         return min(total, self.session_limit_usd) if self.session_limit_usd is not None else total
 
+    def quote(self, first_payload: dict[str, Any], max_turns: int) -> CostQuote:
+        """What the operator approves before the first request; reads the ledger."""
+        return CostQuote(
+            model=self.model,
+            input_per_million_usd=self.price.input_per_million,
+            output_per_million_usd=self.price.output_per_million,
+            max_turns=max_turns,
+            max_output_tokens=int(first_payload.get("max_output_tokens") or 0),
+            session_worst_case_usd=self.session_worst_case(first_payload, max_turns),
+            session_limit_usd=self.session_limit_usd,
+            total_limit_usd=self.total_limit_usd,
+            remaining_total_usd=self.remaining_total(),
+        )
+
     def remaining_total(self) -> float | None:
         """What ASTRA_BUDGET_USD leaves, from a fresh read of the ledger (other sessions
         write to it too)."""
@@ -175,16 +191,12 @@ class CostGuard:
             )
         return worst
 
-    def charge(self, usage: dict[str, Any] | None, worst_case: float) -> float:
+    def charge(self, usage: Usage | None, worst_case: float) -> float:
         """Record the actual cost of a response from its `usage`; a response without usage
         is charged the worst case its preflight priced, so the limits still hold."""
-        usage = usage or {}
-        input_tokens = int(usage.get("input_tokens") or 0)
-        output_tokens = int(usage.get("output_tokens") or 0)
-        if "input_tokens" in usage and "output_tokens" in usage:
-            cost = self.price.cost(input_tokens, output_tokens)
-        else:
-            cost = worst_case
+        input_tokens = usage.input_tokens if usage else 0
+        output_tokens = usage.output_tokens if usage else 0
+        cost = self.price.cost(input_tokens, output_tokens) if usage else worst_case
         self.session_cost_usd += cost
         self.ledger_total_usd += cost
         self._context_tokens = input_tokens + output_tokens

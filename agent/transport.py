@@ -1,8 +1,9 @@
 """How requests reach a model: live over HTTP, recorded to a transcript, or replayed from a script.
 
-The agent loop only sees `ResponsesTransport.create(payload) -> dict`, so the same loop runs
-against a paid Responses API endpoint, any compatible server, or the offline rehearsal model
-that the demo and the tests use. A live session can be recorded and replayed as a script.
+The agent loop only sees `ResponsesTransport.create(payload) -> dict` (the body as the
+server sent it, which agent/turns.py parses), so the same loop runs against a paid
+Responses API endpoint, any compatible server, or the offline rehearsal model that the
+demo and the tests use. A live session can be recorded and replayed as a script.
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ class ResponsesAPIError(Exception):
         self.error_type = error_type
         self.code = code
         self.retryable = retryable
+
+    @property
+    def is_configuration(self) -> bool:
+        """The server refused our setup (key, model, base URL), not this one request."""
+        return self.status in (401, 403, 404) or self.error_type == "invalid_base_url"
 
     def __str__(self) -> str:
         head = " ".join(

@@ -136,22 +136,22 @@ def demo_breakdown() -> dict[str, float]:
         shared_embedder().load()
         model_load = time.perf_counter() - started
         test_time: list[float] = []
-        import agent.loop as loop_module
+        from agent.session_tools import SessionTools
 
-        original = loop_module.AstraAgent._run_tests
+        original = SessionTools._run_tests
 
-        async def timed_run_tests(self, state):
+        async def timed_run_tests(self):
             begun = time.perf_counter()
             try:
-                return await original(self, state)
+                return await original(self)
             finally:
                 test_time.append(time.perf_counter() - begun)
 
-        loop_module.AstraAgent._run_tests = timed_run_tests
+        SessionTools._run_tests = timed_run_tests
         demo_started = time.perf_counter()
         code = main(["demo", "--headless"])
         demo_wall = time.perf_counter() - demo_started
-        loop_module.AstraAgent._run_tests = original
+        SessionTools._run_tests = original
     return {
         "exit_code": code,
         "wall_s": model_load + demo_wall,

@@ -6,6 +6,7 @@ import pytest
 
 from agent.budget import BudgetExceededError, CostGuard, Ledger, Price, UnknownPriceError, price_for
 from agent.gates import edit_refusal, final_answer_refusal, store_refusal
+from agent.turns import Usage
 from memory.embedder import EmbedderUnavailableError, resolve_model_path
 
 OK = "python -m pytest -q passed with exit code 0 (4 passed)"
@@ -49,14 +50,14 @@ def test_worst_case_counts_context_and_the_largest_answer(tmp_path):
     cost_guard = guard(tmp_path)
     first = cost_guard.worst_case(PAYLOAD)
     assert first == pytest.approx((1009 * 10 + 1000 * 50) / 1e6, rel=0.01)
-    cost_guard.charge({"input_tokens": 2000, "output_tokens": 500}, first)
+    cost_guard.charge(Usage(input_tokens=2000, output_tokens=500), first)
     assert cost_guard.worst_case(PAYLOAD) == pytest.approx(first + 2500 * 10 / 1e6, rel=0.01)
 
 
 def test_preflight_refuses_what_could_cross_the_session_limit(tmp_path):
     cost_guard = guard(tmp_path, session=0.07)
     cost_guard.preflight(PAYLOAD)
-    cost_guard.charge({"input_tokens": 1000, "output_tokens": 200}, 0.06)  # $0.02
+    cost_guard.charge(Usage(input_tokens=1000, output_tokens=200), 0.06)  # $0.02
     with pytest.raises(BudgetExceededError, match="session has spent"):
         cost_guard.preflight(PAYLOAD)
 

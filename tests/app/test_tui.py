@@ -23,7 +23,8 @@ from textual.widgets import DataTable, Input, Switch
 
 import app.tui as tui_module
 from agent import events as ev
-from agent.loop import AstraAgent, match_brief
+from agent.loop import AstraAgent
+from agent.session_tools import match_brief
 from agent.supervisor import CostQuote, StoreProposal
 from app.cli import main
 from app.options import DEMO_PROJECTS, SessionOptions

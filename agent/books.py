@@ -1,0 +1,92 @@
+"""The loop's books for one run: turns, tool calls, tokens and cost, and the events they make.
+
+Kept apart from the loop so that `agent/loop.py` reads as its steps. The tools' findings
+(searches, test runs, stores) are kept by `SessionTools`; the report joins both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent import events as ev
+from agent.budget import CostGuard
+from agent.exceptions import ExitCode
+from agent.session_tools import SessionTools
+from agent.turns import ModelTurn
+
+
+@dataclass
+class Books:
+    max_turns: int
+    turn: int = 0
+    tool_calls: int = 0
+    response_id: str | None = None
+    first_request_chained: bool = False  # read from the first payload actually sent
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    final_text: str = ""
+
+    def responded(self, turn: ModelTurn, cost: float) -> ev.ModelResponded:
+        """Counts the turn; its event for the operator."""
+        input_tokens = turn.usage.input_tokens if turn.usage else 0
+        output_tokens = turn.usage.output_tokens if turn.usage else 0
+        self.response_id = turn.id
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self.cost_usd += cost
+        return ev.ModelResponded(
+            turn=self.turn,
+            response_id=turn.id,
+            status=turn.status,
+            text=turn.text,
+            function_calls=[
+                ev.FunctionCallBrief(
+                    call_id=call.call_id, name=call.name, arguments=str(call.arguments)
+                )
+                for call in turn.calls
+            ],
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            incomplete_reason=turn.incomplete_reason,
+        )
+
+    def budget(self, guard: CostGuard | None) -> ev.BudgetChanged:
+        return ev.BudgetChanged(
+            session_cost_usd=self.cost_usd,
+            ledger_total_usd=guard.ledger_total_usd if guard else 0.0,
+            session_limit_usd=guard.session_limit_usd if guard else None,
+            total_limit_usd=guard.total_limit_usd if guard else None,
+            turns_used=self.turn,
+            max_turns=self.max_turns,
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+        )
+
+    def report(
+        self, session_id: str, status: str, exit_code: ExitCode, tools: SessionTools
+    ) -> ev.SessionReport:
+        run = tools.last_run
+        return ev.SessionReport(
+            session_id=session_id,
+            status=status,
+            exit_code=int(exit_code),
+            model_requests=self.turn,
+            tool_calls=self.tool_calls,
+            memory_searches=tools.searches,
+            stored_memory_ids=tools.stored,
+            tests=ev.TestsReport(exit_code=run.exit_code, passed=run.passed, failed=run.failed)
+            if run
+            else None,
+            tokens={
+                "input": self.input_tokens,
+                "output": self.output_tokens,
+                "total": self.input_tokens + self.output_tokens,
+            },
+            cost_usd=self.cost_usd,
+            final_text=self.final_text,
+            first_edit_turn=tools.first_edit_turn,
+            first_search_turn=tools.first_search_turn,
+            first_request_chained=self.first_request_chained,
+        )

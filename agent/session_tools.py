@@ -1,0 +1,228 @@
+"""The model's tools in one session: each call answered, and the search, test and store flows.
+
+The loop hands every function call here and sends back what `answer` returns: a
+`function_call_output` with the call's id. A call that is refused (bad arguments, a path
+outside the workspace, a gate) is answered `ERROR: <why>` and the session goes on. What
+the gates need — has memory reached the model, which test outcome is the latest — is
+kept here, beside the flows that change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from agent import events as ev
+from agent.gates import edit_refusal, store_refusal
+from agent.supervisor import StoreProposal, Supervisor
+from agent.tools import (
+    ApplyEditArguments,
+    ArgumentError,
+    ListFilesArguments,
+    ReadFileArguments,
+    RunTestsArguments,
+    SearchArguments,
+    StoreArguments,
+    parse_arguments,
+)
+from agent.turns import FunctionCall
+from agent.workspace import TestRun, ToolError, WorkspaceTools
+from memory.errors import MemoryLayerError
+from memory.records import MemorySearchResult, TestEvidence
+from memory.safety import redact_secrets
+from memory.service import MemoryService
+
+
+class _Refused(Exception):
+    """A tool call refused by a gate; answered with ERROR, the session goes on."""
+
+
+def match_brief(result: MemorySearchResult) -> ev.MatchBrief:
+    record = result.record
+    return ev.MatchBrief(
+        memory_id=record.memory_id,
+        score=result.score,
+        rank=result.rank,
+        error_type=record.error_type,
+        fix_description=record.fix_description,
+        file_paths=list(record.file_paths),
+        stored_at=record.timestamp,
+        provenance=record.provenance,
+        flags=list(record.flags),
+    )
+
+
+class SessionTools:
+    """Answers the model's calls against one memory, one workspace and one operator."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        workspace: WorkspaceTools,
+        supervisor: Supervisor,
+        emit: Callable[[ev.Event], None],
+    ) -> None:
+        self.memory = memory
+        self.workspace = workspace
+        self.supervisor = supervisor
+        self.emit = emit
+        self.memory_delivered = False  # a search result has reached the model
+        self.search_pending = False  # a search result is in the outputs not yet sent
+        self.latest_confirmed: str | None = None  # the outcome of a pass since the last edit
+        self.last_run: TestRun | None = None
+        self.test_runs = 0
+        self.first_search_turn: int | None = None
+        self.first_edit_turn: int | None = None
+        self.searches: list[ev.MemorySearchReport] = []
+        self.stored: list[str] = []
+
+    def outputs_sent(self) -> None:
+        """The answers went to the model: a search among them has now reached it."""
+        if self.search_pending:
+            self.search_pending = False
+            self.memory_delivered = True
+
+    async def answer(
+        self, call: FunctionCall, turn: int, response_id: str | None
+    ) -> dict[str, Any]:
+        """The call's `function_call_output`, its refusal included."""
+        refused = True
+        try:
+            arguments = parse_arguments(call.name, call.arguments)
+            self.emit(
+                ev.ToolCalled(
+                    turn=turn,
+                    call_id=call.call_id,
+                    name=call.name,
+                    arguments=arguments.model_dump(),
+                )
+            )
+            output = await self._dispatch(arguments, turn, response_id)
+            refused = False
+        except (ArgumentError, ToolError, MemoryLayerError, _Refused) as exc:
+            if isinstance(exc, ArgumentError):
+                self.emit(
+                    ev.ToolCalled(
+                        turn=turn,
+                        call_id=call.call_id,
+                        name=call.name,
+                        arguments=str(call.arguments),
+                    )
+                )
+            output = f"ERROR: {exc}"
+        output = redact_secrets(output)  # files and test output may hold secrets
+        self.emit(
+            ev.ToolAnswered(
+                turn=turn, call_id=call.call_id, name=call.name, output=output, refused=refused
+            )
+        )
+        return {"type": "function_call_output", "call_id": call.call_id, "output": output}
+
+    async def _dispatch(self, arguments: object, turn: int, response_id: str | None) -> str:
+        match arguments:
+            case SearchArguments():
+                return await self._search(arguments, turn, response_id)
+            case StoreArguments():
+                return await self._store(arguments, response_id)
+            case ListFilesArguments():
+                return await asyncio.to_thread(self.workspace.list_files, arguments.path)
+            case ReadFileArguments():
+                return await asyncio.to_thread(self.workspace.read_file, arguments.path)
+            case ApplyEditArguments():
+                return await self._edit(arguments, turn)
+            case RunTestsArguments():
+                return await self._run_tests()
+        raise _Refused("no handler for this tool")
+
+    async def _edit(self, arguments: ApplyEditArguments, turn: int) -> str:
+        refusal = edit_refusal(self.memory_delivered)
+        if refusal:
+            raise _Refused(refusal)
+        result = await asyncio.to_thread(
+            self.workspace.apply_edit, arguments.path, arguments.old_text, arguments.new_text
+        )
+        self.latest_confirmed = None  # the code changed: earlier passes prove nothing
+        self.first_edit_turn = self.first_edit_turn or turn
+        return result
+
+    async def _search(self, arguments: SearchArguments, turn: int, response_id: str | None) -> str:
+        report = await self.memory.search_codebase_memory(
+            arguments.query, arguments.error_type, arguments.top_k, response_id=response_id
+        )
+        self.search_pending = True
+        self.first_search_turn = self.first_search_turn or turn
+        matches = [match_brief(result) for result in report.results]
+        self.searches.append(
+            ev.MemorySearchReport(
+                query=report.query,
+                matches=[{"memory_id": m.memory_id, "score": m.score} for m in matches],
+            )
+        )
+        self.emit(
+            ev.MemoryMatched(
+                turn=turn, query=report.query, error_type=report.error_type, matches=matches
+            )
+        )
+        return report.text
+
+    async def _run_tests(self) -> str:
+        self.test_runs += 1
+        number = self.test_runs
+        run = await self.workspace.run_tests(
+            on_output=lambda line: self.emit(ev.TestOutput(run=number, line=line))
+        )
+        self.last_run = run
+        self.latest_confirmed = run.confirmed_outcome
+        self.emit(
+            ev.TestFinished(
+                run=number,
+                command=run.command,
+                exit_code=run.exit_code,
+                passed=run.passed,
+                failed=run.failed,
+                timed_out=run.timed_out,
+                duration_s=run.duration_s,
+                confirmed_outcome=run.confirmed_outcome,
+            )
+        )
+        return run.for_model()
+
+    async def _store(self, arguments: StoreArguments, response_id: str | None) -> str:
+        refusal = store_refusal(self.memory_delivered, arguments.outcome, self.latest_confirmed)
+        if refusal:
+            raise _Refused(refusal)
+        run = self.last_run
+        assert run is not None  # a confirmed outcome comes from a run
+        self.memory.confirm_outcome(
+            arguments.outcome,
+            TestEvidence(
+                command=run.command,
+                exit_code=run.exit_code,
+                passed=run.passed,
+                failed=run.failed,
+                output_excerpt=run.tail(1500),
+            ),
+        )
+        record = self.memory.prepare_fix(
+            arguments.fix_description,
+            arguments.error_type,
+            arguments.file_paths,
+            arguments.outcome,
+            diff=self.workspace.diff(),
+            response_id=response_id,
+        )
+        nearest = await self.memory.nearest(record)
+        self.emit(
+            ev.StoreProposed(
+                record=record.model_dump(mode="json"), nearest=[match_brief(r) for r in nearest]
+            )
+        )
+        approved = await self.supervisor.confirm_store(StoreProposal(record, nearest))
+        self.emit(ev.StoreDecided(memory_id=record.memory_id, approved=approved))
+        if not approved:
+            return "DECLINED: the operator chose not to store this fix; nothing was written."
+        memory_id = await self.memory.commit(record)
+        self.stored.append(memory_id)
+        return json.dumps({"stored": True, "memory_id": memory_id})
