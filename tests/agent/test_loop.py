@@ -13,7 +13,7 @@ import pytest
 
 from agent.budget import CostGuard, Ledger, Price
 from agent.loop import AgentLimits, AstraAgent
-from agent.transport import HttpResponsesTransport
+from agent.transport import HttpResponsesTransport, RecordingTransport
 from agent.workspace import WorkspaceTools
 from memory.service import MemoryService
 from tests.agent.responses_server import ResponsesServer
@@ -387,3 +387,45 @@ async def test_secrets_in_tool_outputs_never_reach_the_model(session, server, wo
     sent = json.dumps([body for _, _, body in server.requests])
     assert "sk-proj-abcdefghijklmnopqrstuvwxyz012345" not in sent
     assert "[REDACTED]" in inputs(server)[1][0]["output"]
+
+
+UNAUTHORIZED = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+TWO_LISTINGS = response(1, call("list_files", {"path": None}, "c1"), call("list_files", {}, "c2"))
+
+
+@pytest.mark.parametrize(
+    ("reply", "reply_status", "limits", "expected"),
+    [
+        (UNAUTHORIZED, 401, None, ("api_error", 2)),  # our setup, not the model: exit 2
+        (response(1, status="failed", error={"message": "overloaded"}), 200, None, ("failed", 1)),
+        ({"object": "response", "output": []}, 200, None, ("api_error", 1)),  # no id
+        (TWO_LISTINGS, 200, AgentLimits(max_tool_calls=1), ("tool_limit", 3)),
+    ],
+)
+async def test_each_stop_ends_with_its_status_and_exit_code(
+    session, server, reply, reply_status, limits, expected
+):
+    server.enqueue(reply, status=reply_status)
+    agent, events, _ = session(limits=limits)
+    report = await agent.run("fix it")
+    assert (report.status, report.exit_code) == expected and len(server.requests) == 1
+    assert events[-2].event == "note" and events[-2].level == "error"
+
+
+async def test_a_transcript_that_cannot_be_written_stops_the_session(session, server, tmp_path):
+    server.enqueue(response(1, call("search_codebase_memory", SEARCH, "c1")))
+    agent, _, _ = session()
+    (tmp_path / "blocker").write_text("a file where the transcript folder should be")
+    agent.transport = RecordingTransport(agent.transport, tmp_path / "blocker" / "t.jsonl")
+    report = await agent.run("fix it")
+    assert (report.status, report.exit_code) == ("local_error", 1)
+
+
+async def test_the_report_says_whether_the_first_request_sent_was_chained(session, server):
+    server.enqueue(response(1, call("search_codebase_memory", SEARCH, "c1")))
+    server.enqueue(response(2, message("done")))
+    agent, _, _ = session()
+    report = await agent.run("fix it")
+    first, second = (body for _, _, body in server.requests)
+    assert report.first_request_chained is ("previous_response_id" in first) is False
+    assert second["previous_response_id"] == "resp_1"

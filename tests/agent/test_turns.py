@@ -1,0 +1,100 @@
+"""The one parser of the Responses API's shape, and the table of stops and exit codes."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent import exceptions as stops
+from agent.turns import FunctionCall, Usage, parse_turn, request
+
+CALL = {
+    "type": "function_call",
+    "id": "fc_1",
+    "call_id": "call_1",
+    "name": "run_tests",
+    "arguments": "{}",
+    "status": "completed",
+}
+MESSAGE = {
+    "type": "message",
+    "role": "assistant",
+    "content": [{"type": "output_text", "text": " The cause "}, {"type": "refusal"}],
+}
+
+
+def test_a_turn_keeps_its_calls_text_and_usage_and_drops_other_items():
+    turn = parse_turn(
+        {
+            "id": "resp_1",
+            "status": "completed",
+            "output": [{"type": "reasoning", "id": "rs_1"}, MESSAGE, CALL, "junk"],
+            "usage": {"input_tokens": 12, "output_tokens": 3, "total_tokens": 15},
+        }
+    )
+    assert (turn.id, turn.status, turn.text) == ("resp_1", "completed", "The cause")
+    assert turn.calls == (FunctionCall("call_1", "run_tests", "{}", "completed"),)
+    assert turn.usage == Usage(input_tokens=12, output_tokens=3)
+    assert (turn.incomplete_reason, turn.error) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("fields", "attribute", "expected"),
+    [
+        ({}, "status", "completed"),
+        ({"usage": {"input_tokens": 5}}, "usage", None),  # priced at its worst case
+        ({"usage": "lots"}, "usage", None),
+        (
+            {"incomplete_details": {"reason": "max_output_tokens"}},
+            "incomplete_reason",
+            "max_output_tokens",
+        ),
+        ({"incomplete_details": "odd"}, "incomplete_reason", None),
+        ({"error": {"message": "overloaded"}}, "error", "overloaded"),
+        ({"error": "overloaded"}, "error", "overloaded"),
+        (
+            {"output": [{**CALL, "arguments": {"a": 1}}]},
+            "calls",
+            (FunctionCall("call_1", "run_tests", {"a": 1}, "completed"),),
+        ),
+        ({"output": [{"type": "function_call"}]}, "calls", (FunctionCall("", "", None),)),
+    ],
+)
+def test_odd_fields_parse_to_something_the_loop_can_answer(fields, attribute, expected):
+    assert getattr(parse_turn({"id": "resp_1", "output": [], **fields}), attribute) == expected
+
+
+@pytest.mark.parametrize(
+    "body", [{"output": []}, {"id": 7, "output": []}, {"id": "r", "output": {}}]
+)
+def test_a_response_without_id_or_output_list_is_a_model_error(body):
+    with pytest.raises(stops.ModelError, match="no id or no output list"):
+        parse_turn(body)
+
+
+def test_only_a_chained_request_names_the_previous_response():
+    assert "previous_response_id" not in request("m", [], 100, None)
+    chained = request("m", [], 100, "resp_1")
+    assert chained["previous_response_id"] == "resp_1" and chained["max_output_tokens"] == 100
+    assert all(tool["strict"] for tool in chained["tools"])
+
+
+@pytest.mark.parametrize(
+    ("stop", "status", "exit_code"),
+    [
+        (stops.OperatorStop, "stopped", 3),
+        (stops.LimitReached, "turn_limit", 3),
+        (stops.ToolLimitReached, "tool_limit", 3),
+        (stops.OutputIncomplete, "incomplete", 3),
+        (stops.BudgetStop, "budget", 3),
+        (stops.GateStop, "gate", 4),
+        (stops.ApprovalDeclined, "declined", 2),
+        (stops.ModelError, "api_error", 1),
+        (stops.ModelConfigError, "api_error", 2),
+        (stops.ModelFailed, "failed", 1),
+        (stops.RecordingError, "local_error", 1),
+    ],
+)
+def test_each_stop_carries_the_exit_code_the_run_command_promises(stop, status, exit_code):
+    """DESIGN's `run` codes: 1 not passing, 2 usage or configuration, 3 budget or a limit,
+    4 a gate."""
+    assert (stop.status, stop.exit_code) == (status, exit_code)
