@@ -18,7 +18,7 @@ from agent import events as ev
 from agent import exceptions as stops
 from agent.books import Books
 from agent.budget import BudgetExceededError, CostGuard
-from agent.exceptions import ExitCode, SessionStop
+from agent.exceptions import ExitCode
 from agent.gates import final_answer_refusal
 from agent.session_tools import SessionTools
 from agent.supervisor import Supervisor
@@ -93,9 +93,9 @@ class AstraAgent:
                 next_input = await self.step(next_input)
             if self.session.latest_confirmed is not None:
                 exit_code = ExitCode.PASSED
-        except SessionStop as stop:
+        except stops.SessionStop as stop:
             status, exit_code = stop.status, stop.exit_code
-            self.emit(ev.SessionNote(level="error" if exit_code else "info", message=str(stop)))
+            self.emit(ev.SessionNote(level="error", message=str(stop)))
         finally:
             try:
                 await self.memory.end_session(self.session.latest_confirmed is not None)
@@ -166,7 +166,9 @@ class AstraAgent:
         if self._stop_requested:
             raise stops.OperatorStop("stopped by the operator")
 
-    def _payload(self, next_input: list[dict[str, Any]], previous: str | None = None) -> dict:
+    def _payload(
+        self, next_input: list[dict[str, Any]], previous: str | None = None
+    ) -> dict[str, Any]:
         return request(self.model, next_input, self.limits.max_output_tokens, previous)
 
     async def _approve_cost(self, first_payload: dict[str, Any]) -> None:
