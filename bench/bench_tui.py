@@ -17,8 +17,9 @@ same run and the ratios are what to compare between runs.
    stall < 100 ms.
 3. Flood: 10,000 TestOutput events through `app.forward_event` (the session's path), in
    bursts the size the test runner reads (64 KiB), timed to the last line drawn, with
-   the monitor running. Checks every line reached the pane (`output_lines`; the RichLog
-   itself keeps the last 2000 by design).
+   the monitor running. Checks every line reached the pane (the TestOutputBatch messages
+   the dashboard handled, seen through `message_hook`; the RichLog itself keeps the last
+   2000 by design).
 
     .venv/bin/python bench/bench_tui.py [--launches 5] [--lines 10000]
 """
@@ -295,6 +296,7 @@ def worst_stalls(
 async def flood(lines: int) -> dict:
     from agent import events as ev
     from app.options import SessionOptions
+    from app.screens.messages import TestOutputBatch
     from app.tui import build_app
     from tests.fakes import HashEmbedder
     from widgets import TestOutputLog
@@ -309,7 +311,13 @@ async def flood(lines: int) -> dict:
             for n in range(lines)
         ]
         burst = max(1, (64 * 1024) // (sum(map(len, texts)) // lines + 1))
-        async with app.run_test(size=SIZE) as pilot:
+        batches: list[TestOutputBatch] = []
+
+        def handled(message) -> None:
+            if isinstance(message, TestOutputBatch):
+                batches.append(message)
+
+        async with app.run_test(size=SIZE, message_hook=handled) as pilot:
             await asyncio.wait_for(app.ready.wait(), 60)
             await pilot.pause()
             pane = app.dashboard.query_one(TestOutputLog)
@@ -325,7 +333,7 @@ async def flood(lines: int) -> dict:
                 await asyncio.sleep(0)
             posted = time.monotonic()
             async with asyncio.timeout(120):
-                while len(pane.output_lines) < lines:
+                while sum(len(batch.events) for batch in batches if batch.taken) < lines:
                     await asyncio.sleep(0.005)
             handled = time.monotonic()
 
@@ -340,7 +348,7 @@ async def flood(lines: int) -> dict:
             drawn = time.monotonic()
             await monitor.stop()
             kept = len(pane.lines)
-            received = list(pane.output_lines)
+            received = [event.line for batch in batches for event in batch.events]
     total = drawn - started
     return {
         "lines": lines,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import threading
 from collections.abc import Callable
@@ -18,8 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 from textual.app import App
+from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Switch
+from textual.widgets import DataTable, Input, RichLog, Switch
 
 import app.tui as tui_module
 from agent import events as ev
@@ -31,6 +34,7 @@ from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.messages import SessionEvent, TestOutputBatch
 from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
@@ -107,6 +111,30 @@ async def wait_for_screen(pilot, kind: type) -> None:
     await pilot.pause()
 
 
+def rows(pane: RichLog) -> list[str]:
+    """What a pane draws, row by row."""
+    return [strip.text.rstrip() for strip in pane.lines]
+
+
+def option_texts(matches: MatchesLog) -> list[str]:
+    """The plain text of each entry the matches pane lists."""
+    return [Content.from_markup(str(option.prompt)).plain for option in matches.options]
+
+
+def posted_events(messages: list[Message]) -> dict[str, list[ev.Event]]:
+    """The session's events the dashboard handled, by kind, in order."""
+    by_kind: dict[str, list[ev.Event]] = {}
+    for message in messages:
+        if isinstance(message, SessionEvent):
+            by_kind.setdefault(message.event.event, []).append(message.event)
+    return by_kind
+
+
+def posted_lines(messages: list[Message]) -> list[str]:
+    """The test-output lines the dashboard handled, in order."""
+    return [e.line for m in messages if isinstance(m, TestOutputBatch) for e in m.events]
+
+
 async def stored_records(url: str):
     store = open_store(url)
     try:
@@ -132,7 +160,8 @@ async def seed(url: str, fixes: list[tuple[str, str, str]]) -> list[str]:
 
 async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings, url, alpha):
     app = rehearsal_app(settings, url, alpha)
-    async with app.run_test(size=SIZE) as pilot:
+    messages: list[Message] = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
         await wait_for_screen(pilot, StoreModal)
         shown = app.screen.query_one(RecordView).record
         assert shown is not None and shown.file_paths
@@ -140,15 +169,19 @@ async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings,
         await wait_for(pilot, lambda: app.finished)
         await pilot.pause()
         report = app.finished[0].report
-        turns = app.dashboard.query_one(TurnsLog).entries
-        matches = app.dashboard.query_one(MatchesLog).entries
-        tests = app.dashboard.query_one(TestOutputLog)
-        budget = app.dashboard.query_one(BudgetPanel).text
+        turns = rows(app.dashboard.query_one(TurnsLog))
+        matches = option_texts(app.dashboard.query_one(MatchesLog))
+        tests = rows(app.dashboard.query_one(TestOutputLog))
+        budget = str(app.dashboard.query_one(BudgetPanel).render())
     assert report.status == "completed" and report.exit_code == 0
     assert len(report.stored_memory_ids) == 1
-    assert any(line.startswith("turn 1 ") and "run_tests" in line for line in turns)
-    assert any(line.startswith("query") for line in matches)
-    assert tests.output_lines and any("PASSED: 4 passed" in s for s in tests.summaries)
+    posted = posted_events(messages)
+    assert "run_tests" in [call.name for call in posted["model_responded"][0].function_calls]
+    assert any(row.startswith("turn 1 ") and "run_tests" in row for row in turns)
+    assert [e.query for e in posted["memory_matched"]] and any(
+        re.match(r"turn \d+ query", text) for text in matches
+    )
+    assert posted_lines(messages) and any("PASSED: 4 passed" in row for row in tests)
     assert f"turns          {report.model_requests} of 12" in budget
     assert [r.memory_id for r in await stored_records(url)] == report.stored_memory_ids
 
@@ -339,7 +372,7 @@ async def test_approve_live_cost_sends_the_requests(settings, url, alpha):
             assert "worst case" in str(app.screen.query_one("#quote").render())
             await pilot.click("#approve")
             await wait_for(pilot, lambda: app.finished)
-            budget = app.dashboard.query_one(BudgetPanel).text
+            budget = str(app.dashboard.query_one(BudgetPanel).render())
         assert len(server.requests) == 3
     report = app.finished[0].report
     assert report.model_requests == 3 and report.cost_usd > 0
@@ -472,17 +505,18 @@ async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha
     with ResponsesServer() as server:
         server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
         app = live_app(settings, url, alpha, server)
-        async with app.run_test(size=SIZE) as pilot:
+        messages: list[Message] = []
+        async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
             await wait_for_screen(pilot, CostModal)
             await pilot.click("#approve")
             await wait_for(pilot, lambda: server.requests)
             await pilot.press("s")  # while the model's first answer is on its way
             await wait_for(pilot, lambda: app.finished)
-            ran_tests = app.dashboard.query_one(TestOutputLog).output_lines
+            drawn = rows(app.dashboard.query_one(TestOutputLog))
         assert len(server.requests) == 1
     report = app.finished[0].report
     assert report.status == "stopped" and report.exit_code == 3
-    assert report.tool_calls == 0 and ran_tests == []
+    assert report.tool_calls == 0 and posted_lines(messages) == [] and drawn == []
 
 
 # -- the command line --------------------------------------------------------------------
@@ -510,7 +544,7 @@ def cli_env(tmp_path, monkeypatch):
                 await pilot.pause(0.05)
             await pilot.pause()
             if self.dashboard.is_mounted:
-                ran.matches = list(self.dashboard.query_one(MatchesLog).entries)
+                ran.matches = option_texts(self.dashboard.query_one(MatchesLog))
         return self.session_exit_code
 
     monkeypatch.setattr(AstraApp, "run_async", run_async)
