@@ -18,8 +18,9 @@ from app.options import (
     options_from,
     require_demo_projects,
 )
+from app.session_queue import SessionPlan
 from app.settings import Settings
-from app.tui import SessionPlan, build_app
+from app.tui import build_app
 
 
 async def tui(args: argparse.Namespace, settings: Settings) -> int:
@@ -59,12 +60,12 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
         verify_against_original_tests,
     )
 
-    if len(app.finished) < len(plans):
+    if len(app.sessions.finished) < len(plans):
         console.print("the demo did not finish both sessions")
         return code or 1
     sessions = [
         DemoSession(done.plan.workspace.name, done.plan.workspace, done.report, done.tools)
-        for done in app.finished
+        for done in app.sessions.finished
     ]
     verified = await verify_against_original_tests(sessions[1], root / "beta-original-tests")
-    return print_demo_summary(sessions, verified, app.memory_url)
+    return print_demo_summary(sessions, verified, app.sessions.memory_url)

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from agent import events as ev
 from agent.workspace import WorkspaceTools
-from app.headless import EventPrinter, HeadlessSupervisor
+from app.headless_session import EventPrinter, HeadlessSupervisor
 from app.options import (
     DEMO_PROJECTS,
     SessionOptions,
@@ -27,7 +27,7 @@ from app.options import (
     options_from,
     require_demo_projects,
 )
-from app.session import build_agent, ledger_for
+from app.session_builder import build_agent, ledger_for
 from app.settings import Settings
 from memory.store import open_store
 

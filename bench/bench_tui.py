@@ -246,14 +246,14 @@ async def session_stalls() -> dict:
         ready_at = finished_at = None
         async with app.run_test(size=SIZE) as pilot:
             async with asyncio.timeout(300):
-                while not app.finished:
-                    if ready_at is None and app.ready.is_set():
+                while not app.sessions.finished:
+                    if ready_at is None and app.sessions.ready.is_set():
                         ready_at = time.monotonic()
                     await asyncio.sleep(0.01)
             finished_at = time.monotonic()
             await pilot.pause()
         await monitor.stop()
-        report = app.finished[0].report
+        report = app.sessions.finished[0].report
     ready_at = ready_at or finished_at
     return {
         "status": report.status,
@@ -318,7 +318,7 @@ async def flood(lines: int) -> dict:
                 batches.append(message)
 
         async with app.run_test(size=SIZE, message_hook=handled) as pilot:
-            await asyncio.wait_for(app.ready.wait(), 60)
+            await asyncio.wait_for(app.sessions.ready.wait(), 60)
             await pilot.pause()
             pane = app.dashboard.query_one(TestOutputLog)
             monitor = Monitor()

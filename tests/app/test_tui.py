@@ -38,8 +38,9 @@ from app.screens.messages import SessionEvent, TestOutputBatch
 from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
 from app.screens.store_modal import StoreModal
+from app.session_queue import SessionPlan
 from app.settings import Secret, Settings
-from app.tui import AstraApp, SessionPlan, build_app
+from app.tui import AstraApp, build_app
 from memory.errors import EmbedderUnavailableError
 from memory.records import MemoryRecord, MemorySearchResult
 from memory.service import MemoryService
@@ -166,9 +167,9 @@ async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings,
         shown = app.screen.query_one(RecordView).record
         assert shown is not None and shown.file_paths
         await pilot.click("#store")
-        await wait_for(pilot, lambda: app.finished)
+        await wait_for(pilot, lambda: app.sessions.finished)
         await pilot.pause()
-        report = app.finished[0].report
+        report = app.sessions.finished[0].report
         turns = rows(app.dashboard.query_one(TurnsLog))
         matches = option_texts(app.dashboard.query_one(MatchesLog))
         tests = rows(app.dashboard.query_one(TestOutputLog))
@@ -190,7 +191,7 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
     [memory_id] = await seed(url, [("AssertionError: origins", "AssertionError", "strip each")])
     app = rehearsal_app(settings, url, alpha, store="yes")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.finished)
+        await wait_for(pilot, lambda: app.sessions.finished)
         matches = app.dashboard.query_one(MatchesLog)
         matches.focus()
         matches.highlighted = 1  # 0 is the search's query
@@ -225,12 +226,12 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
         await pilot.press("enter")
         await wait_for_screen(pilot, StoreModal)
         await pilot.click("#store")
-        await wait_for(pilot, lambda: app.finished)
+        await wait_for(pilot, lambda: app.sessions.finished)
         await pilot.pause()
         watching = app.screen
     assert "give the workspace" in empty and "is not a file" in missing
     assert watching is app.dashboard
-    [done] = app.finished
+    [done] = app.sessions.finished
     assert done.plan.workspace == alpha and done.report.exit_code == 0
     assert [r.memory_id for r in await stored_records(url)] == done.report.stored_memory_ids
 
@@ -261,9 +262,9 @@ async def test_a_live_session_from_the_dashboard_asks_for_its_cost_even_after_a_
             await fill_new_session(pilot, str(alpha), live=True)
             await wait_for_screen(pilot, CostModal)
             await pilot.click("#cancel")
-            await wait_for(pilot, lambda: app.finished)
+            await wait_for(pilot, lambda: app.sessions.finished)
         assert server.requests == []
-    assert app.finished[0].report.status == "declined"
+    assert app.sessions.finished[0].report.status == "declined"
 
 
 async def test_the_new_session_modal_stays_open_with_the_reason(settings, url, alpha):
@@ -280,7 +281,7 @@ async def test_the_new_session_modal_stays_open_with_the_reason(settings, url, a
         await wait_for(pilot, lambda: "OPENAI_API_KEY" in str(modal.query_one("#problem").render()))
         still_open = app.screen is modal
     assert "~nosuchuser/project is not a directory" in unknown_home
-    assert still_open and app.plans == [] and app.finished == []
+    assert still_open and app.sessions.plans == [] and app.sessions.finished == []
 
 
 async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, monkeypatch):
@@ -298,12 +299,12 @@ async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, mo
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         await fill_new_session(pilot, str(alpha), str(REHEARSAL))
-        await wait_for(pilot, lambda: len(calls) == 1 and not app.session_running)
+        await wait_for(pilot, lambda: len(calls) == 1 and not app.sessions.running)
         await fill_new_session(pilot, str(alpha), str(REHEARSAL))
         await wait_for_screen(pilot, StoreModal)
         await pilot.press("n")  # reject: this test is about running, not storing
-        await wait_for(pilot, lambda: app.finished)
-    assert len(calls) == 2 and app.finished[0].report.status == "completed"
+        await wait_for(pilot, lambda: app.sessions.finished)
+    assert len(calls) == 2 and app.sessions.finished[0].report.status == "completed"
 
 
 async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_path):
@@ -315,12 +316,12 @@ async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_p
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, StoreModal)  # the first session waits on the operator
         app.action_stop_session()
-        queued_after_stop = app.queue.qsize()
+        queued_after_stop = app.sessions.queue.qsize()
         await pilot.press("n")  # reject the store; the session then stops
-        await wait_for(pilot, lambda: app.finished and not app.session_running)
+        await wait_for(pilot, lambda: app.sessions.finished and not app.sessions.running)
         await pilot.pause(0.2)
     assert queued_after_stop == 0
-    assert [done.plan.session_id for done in app.finished] == ["first"]
+    assert [done.plan.session_id for done in app.sessions.finished] == ["first"]
 
 
 async def test_reject_store_writes_nothing(settings, url, alpha):
@@ -328,8 +329,8 @@ async def test_reject_store_writes_nothing(settings, url, alpha):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, StoreModal)
         await pilot.click("#reject")
-        await wait_for(pilot, lambda: app.finished)
-    assert app.finished[0].report.stored_memory_ids == []
+        await wait_for(pilot, lambda: app.sessions.finished)
+    assert app.sessions.finished[0].report.stored_memory_ids == []
     assert await stored_records(url) == []
 
 
@@ -346,9 +347,9 @@ async def test_cancel_live_cost_sends_no_request(settings, url, alpha):
         async with app.run_test(size=SIZE) as pilot:
             await wait_for_screen(pilot, CostModal)
             await pilot.click("#cancel")
-            await wait_for(pilot, lambda: app.finished)
+            await wait_for(pilot, lambda: app.sessions.finished)
         assert server.requests == []
-    report = app.finished[0].report
+    report = app.sessions.finished[0].report
     assert report.status == "declined" and report.model_requests == 0
 
 
@@ -371,10 +372,10 @@ async def test_approve_live_cost_sends_the_requests(settings, url, alpha):
             await wait_for_screen(pilot, CostModal)
             assert "worst case" in str(app.screen.query_one("#quote").render())
             await pilot.click("#approve")
-            await wait_for(pilot, lambda: app.finished)
+            await wait_for(pilot, lambda: app.sessions.finished)
             budget = str(app.dashboard.query_one(BudgetPanel).render())
         assert len(server.requests) == 3
-    report = app.finished[0].report
+    report = app.sessions.finished[0].report
     assert report.model_requests == 3 and report.cost_usd > 0
     assert "turns          3 of 3" in budget
 
@@ -480,7 +481,7 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
 ):
     [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
     model = SlowModel(failure)
-    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: model)
+    monkeypatch.setattr("app.dashboard_backend.ProcessEmbedder", lambda path=None: model)
     app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
@@ -488,16 +489,16 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
         await wait_for(pilot, lambda: browser.records)
         title = str(browser.query_one("#browser-title").render())
         model.allowed.set()
-        await wait_for(pilot, lambda: app.ready.is_set())
+        await wait_for(pilot, lambda: app.sessions.ready.is_set())
         await pilot.pause()
         after = str(browser.query_one("#browser-title").render())
     assert list(browser.records) == [memory_id]
     assert "1 records · search waits for the embedding model" in title
     if failure:
         assert after.endswith(f"1 records · search unavailable: {failure}")
-        assert app.startup_error == failure
+        assert app.sessions.startup_error == failure
     else:
-        assert after.endswith("· 1 records") and app.startup_error is None
+        assert after.endswith("· 1 records") and app.sessions.startup_error is None
 
 
 async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha):
@@ -511,10 +512,10 @@ async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha
             await pilot.click("#approve")
             await wait_for(pilot, lambda: server.requests)
             await pilot.press("s")  # while the model's first answer is on its way
-            await wait_for(pilot, lambda: app.finished)
+            await wait_for(pilot, lambda: app.sessions.finished)
             drawn = rows(app.dashboard.query_one(TestOutputLog))
         assert len(server.requests) == 1
-    report = app.finished[0].report
+    report = app.sessions.finished[0].report
     assert report.status == "stopped" and report.exit_code == 3
     assert report.tool_calls == 0 and posted_lines(messages) == [] and drawn == []
 
@@ -528,14 +529,19 @@ def cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: SlowModel(ready=True))
+    monkeypatch.setattr(
+        "app.dashboard_backend.ProcessEmbedder", lambda path=None: SlowModel(ready=True)
+    )
     ran = SimpleNamespace(apps=[], stored=[], matches=[])
 
     async def run_async(self: AstraApp, **kwargs) -> int:
         """Until every session finished, confirming each store as the operator would."""
         ran.apps.append(self)
         async with self.run_test(size=SIZE) as pilot, asyncio.timeout(60):
-            while not (len(self.finished) == len(self.plans) and self.ready.is_set()):
+            while not (
+                len(self.sessions.finished) == len(self.sessions.plans)
+                and self.sessions.ready.is_set()
+            ):
                 modal = self.screen
                 if isinstance(modal, StoreModal) and modal.query("#store"):
                     ran.stored.append(modal.proposal.record.memory_id)
@@ -545,7 +551,7 @@ def cli_env(tmp_path, monkeypatch):
             await pilot.pause()
             if self.dashboard.is_mounted:
                 ran.matches = option_texts(self.dashboard.query_one(MatchesLog))
-        return self.session_exit_code
+        return self.sessions.exit_code
 
     monkeypatch.setattr(AstraApp, "run_async", run_async)
     return ran
@@ -554,7 +560,7 @@ def cli_env(tmp_path, monkeypatch):
 def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
     assert main([]) == 0
     [app] = cli_env.apps
-    assert app.plans == [] and app.browse_first
+    assert app.sessions.plans == [] and app.browse_first
     titles = [command.title for command in app.get_system_commands(app.dashboard)]
     assert {"New session", "Memory browser", "Stop session"} <= set(titles)
 
@@ -567,7 +573,7 @@ def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
 def test_tui_runs_a_rehearsed_session(cli_env, alpha):
     code = main(["tui", "--workspace", str(alpha), "--replay", str(REHEARSAL), "--store", "yes"])
     [app] = cli_env.apps
-    assert code == 0 and len(app.finished[0].report.stored_memory_ids) == 1
+    assert code == 0 and len(app.sessions.finished[0].report.stored_memory_ids) == 1
     assert cli_env.stored == []  # --store yes: no question
 
 
@@ -575,8 +581,8 @@ def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys):
     code = main(["demo"])
     out = capsys.readouterr().out
     [app] = cli_env.apps
-    alpha, beta = (done.report for done in app.finished)
-    assert [done.plan.workspace.name for done in app.finished] == ["alpha", "beta"]
+    alpha, beta = (done.report for done in app.sessions.finished)
+    assert [done.plan.workspace.name for done in app.sessions.finished] == ["alpha", "beta"]
     assert code == 0, out
     assert "✓ beta retrieved alpha's fix" in out
     assert "✓ beta searched memory before its first edit" in out
