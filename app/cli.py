@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -212,19 +213,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
-    """The command's function. Its module loads only now: the dashboard's first frame
-    must not wait for the agent, memory and HTTP layers (see app/dashboard_commands.py)."""
-    if args.command == "tui" or (args.command == "demo" and not args.headless):
-        from app import dashboard_commands
-
-        return getattr(dashboard_commands, args.command)
-    if args.command in ("run", "demo", "ledger"):
-        from app import session_commands
-
-        return getattr(session_commands, args.command)
-    from app import memory_commands
-
-    return memory_commands.dispatch
+    """The command's function: `app.commands.<command>.<command>`. Its module loads only
+    now: the dashboard's first frame must not wait for the agent, memory and HTTP layers
+    that the other commands import (see tests/test_layers.py)."""
+    module = importlib.import_module(f"app.commands.{args.command}")
+    return getattr(module, args.command)
 
 
 def _fail(message: str, code: int) -> int:

@@ -1,19 +1,16 @@
-"""The dashboard app: wires the screens and owns the session state.
+"""The dashboard app: wires the screens and owns the session state (a `SessionQueue`).
 
 `build_app` is the one factory the CLI and the tests share. This module imports only
-Textual and the screens, so the first frame comes quickly; the session worker then
-imports and opens the non-UI half (`SessionHost`: agent, memory, HTTP) in a thread and
-waits, in a thread, for the embedding model's child process. The sessions run in that
-asyncio worker on the app's loop, so the agent's `emit` hands its events straight to the
+Textual, the screens and the session queue, so the first frame comes quickly; the queue
+then opens the non-UI half (agent, memory, HTTP) in a thread. The sessions run in a
+worker on the app's loop, so the agent's `emit` hands its events straight to the
 dashboard (`DashboardScreen.forward`), which posts them to itself as messages.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,38 +20,19 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from app.errors import CommandError
+from app.dashboard_supervisor import DashboardSupervisor
 from app.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.screens.dashboard import DashboardScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSession, NewSessionModal
 from app.screens.record_modal import RecordModal
+from app.session_queue import SessionPlan, SessionQueue
 from app.settings import Settings
-from app.supervisor import TextualSupervisor
 from widgets import MatchesLog
 
 if TYPE_CHECKING:
     from agent import events as ev
-    from agent.loop import AstraAgent
-    from agent.workspace import WorkspaceTools
-    from app.session_host import SessionHost
     from memory.embedder import Embedder
-
-
-@dataclass(frozen=True)
-class SessionPlan:
-    """One session for the dashboard to run: queued at launch, or started with `n`."""
-
-    options: SessionOptions
-    workspace: Path
-    session_id: str
-
-
-@dataclass(frozen=True)
-class FinishedSession:
-    plan: SessionPlan
-    report: ev.SessionReport
-    tools: WorkspaceTools
 
 
 class AstraApp(App[int]):
@@ -77,28 +55,13 @@ class AstraApp(App[int]):
         browse: bool = False,
     ) -> None:
         super().__init__()
-        self.settings = settings
-        self.plans = list(plans)
-        self.queue: asyncio.Queue[SessionPlan] = asyncio.Queue()
-        for plan in plans:
-            self.queue.put_nowait(plan)
-        self.options = options  # the CLI's; a session started here takes them as defaults
-        self.memory_url = options.memory or settings.memory_url
-        self.scope = options.scope
-        self.embedder = embedder
+        self.sessions = SessionQueue(settings, options, plans, self, embedder)
         self.browse_first = browse
-        self.host: SessionHost | None = None
-        self.store_ready = asyncio.Event()  # set once the store is open (or failed to)
-        self.ready = asyncio.Event()  # and the embedder loaded (or failed to)
-        self.startup_error: str | None = None
-        self.agent: AstraAgent | None = None
-        self.finished: list[FinishedSession] = []
-        self.session_exit_code = 0
         self.dashboard = DashboardScreen()
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left
-            self.push_screen(MemoryBrowserScreen(), callback=self._show_dashboard)
+            self.push_screen(MemoryBrowserScreen(self.sessions), callback=self._show_dashboard)
         else:
             self.push_screen(self.dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
@@ -122,107 +85,40 @@ class AstraApp(App[int]):
             self.action_stop_session,
         )
 
-    # -- the work ----------------------------------------------------------------------
+    # -- the session queue's view --------------------------------------------------------
 
     @work(exclusive=True, group="session", exit_on_error=False, description="session")
     async def run_sessions(self) -> None:
-        """Open the memory, then run the queued sessions one at a time for as long as the
-        app runs. A session that fails is reported and the next one still runs."""
-        try:
-            await self._open_host()
-        except Exception as exc:
-            self.startup_error = str(exc)
-            self._cancel_queued()
-            raise  # on_worker_state_changed shows it
-        finally:
-            self.store_ready.set()
-            self.ready.set()
-        if not self.plans:
-            self.set_status("idle · n starts a session · m opens the memory browser")
-        ran = 0
-        while True:
-            plan = await self.queue.get()
-            try:
-                await self._run_session(plan)
-            except Exception as exc:  # an agent bug must not stop the sessions after it
-                self.session_exit_code = 1
-                self.set_status(f"error: {exc}")
-                self.notify(str(exc), title="The session failed", severity="error")
-            ran += 1
-            if self.queue.empty():
-                if ran > 1:
-                    self.notify(f"all {ran} sessions finished · q quits", timeout=10)
-                ran = 0
+        await self.sessions.run()
 
-    def _cancel_queued(self) -> int:
-        """Drop the sessions still waiting (the demo's beta needs alpha's fix)."""
-        count = 0
-        while not self.queue.empty():
-            self.queue.get_nowait()
-            count += 1
-        return count
-
-    async def _open_host(self) -> None:
-        self.set_status("opening the memory store…")
-        self.host = await asyncio.to_thread(
-            open_host, self.settings, self.memory_url, self.scope, self.embedder
-        )
-        self.store_ready.set()
-        if self.host.model_process is not None:
-            self.set_status("loading the embedding model…")
-            await asyncio.to_thread(self.host.load_model)
-        # Everything loaded so far lives as long as the app; frozen, the full collections
-        # that a session's churn triggers skip it instead of stalling the loop 40-100 ms.
-        gc.freeze()
-        self.set_status("memory ready")
-
-    def set_status(self, status: str) -> None:
+    def show_status(self, status: str) -> None:
         """Say what the app is doing: in the dashboard's header and the browser's title."""
         self.dashboard.set_status(status)
         for screen in self.screen_stack:
             if isinstance(screen, MemoryBrowserScreen):
                 screen.show_title()
 
-    async def _run_session(self, plan: SessionPlan) -> None:
-        options = plan.options
-        supervisor = TextualSupervisor(
-            self, approve_live_cost=options.approve_live_cost, store=options.store
-        )
-        assert self.host is not None
-        try:
-            agent = self.host.agent(
-                options, plan.workspace, plan.session_id, supervisor, self.forward_event
-            )
-        except CommandError as exc:
-            self.session_exit_code = exc.code
-            self.set_status(f"error: {exc}")
-            self.notify(str(exc), title="Cannot start the session", severity="error")
-            self._cancel_queued()
-            return
-        self.agent = agent
-        self.refresh_bindings()
-        try:
-            report = await agent.run(options.prompt)
-        finally:
-            self.agent = None
-            self.refresh_bindings()
-            await agent.transport.aclose()
-        self.finished.append(FinishedSession(plan, report, agent.tools))
-        self.session_exit_code = report.exit_code
-
     def forward_event(self, event: ev.Event) -> None:
         """The agent's event callback; it runs on the app's loop, as the agent does."""
         self.dashboard.forward(event)
+
+    def supervisor(self, options: SessionOptions) -> DashboardSupervisor:
+        return DashboardSupervisor(
+            self, approve_live_cost=options.approve_live_cost, store=options.store
+        )
+
+    def sessions_changed(self) -> None:
+        self.refresh_bindings()
 
     def on_matches_log_record_requested(self, message: MatchesLog.RecordRequested) -> None:
         self.show_record(message.memory_id)
 
     @work(group="record", exit_on_error=False, description="open record")
     async def show_record(self, memory_id: str) -> None:
-        await self.store_ready.wait()
-        if self.host is None:
+        backend = await self.sessions.when_ready()
+        if backend is None:
             return  # the store did not open; the header says why
-        record = await self.host.store.get(memory_id)
+        record = await backend.store.get(memory_id)
         if record is None:
             self.notify(f"record {memory_id[:8]} is no longer in memory", severity="warning")
             return
@@ -232,8 +128,8 @@ class AstraApp(App[int]):
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             if event.worker.group == "session":
-                self.session_exit_code = self.session_exit_code or 1
-            self.set_status(f"error: {error}")
+                self.sessions.exit_code = self.sessions.exit_code or 1
+            self.sessions.set_status(f"error: {error}")
             self.notify(str(error), title=f"{event.worker.description} failed", severity="error")
 
     # -- actions -----------------------------------------------------------------------
@@ -243,21 +139,17 @@ class AstraApp(App[int]):
         waits (one at a time), and Memory inside the memory browser."""
         if action == "browse_memory" and isinstance(self.screen, MemoryBrowserScreen):
             return False
-        if action == "new_session" and self.session_running:
+        if action == "new_session" and self.sessions.running:
             return False
-        if action == "stop_session" and self.agent is None:
+        if action == "stop_session" and self.sessions.agent is None:
             return None
         return True
 
-    @property
-    def session_running(self) -> bool:
-        return self.agent is not None or not self.queue.empty()
-
     def action_new_session(self) -> None:
-        if self.startup_error is not None:
-            self.notify(f"no sessions: {self.startup_error}", severity="error")
+        if self.sessions.startup_error is not None:
+            self.notify(f"no sessions: {self.sessions.startup_error}", severity="error")
             return
-        if self.session_running:
+        if self.sessions.running:
             self.notify("a session is running or queued; s stops it")
             return
 
@@ -269,10 +161,9 @@ class AstraApp(App[int]):
                 self.pop_screen()
             if self.dashboard not in self.screen_stack:
                 self.push_screen(self.dashboard)
-            plan = SessionPlan(self.options_for(choice), choice.workspace, new_session_id())
-            self.plans.append(plan)
-            self.queue.put_nowait(plan)
-            self.refresh_bindings()
+            self.sessions.add(
+                SessionPlan(self.options_for(choice), choice.workspace, new_session_id())
+            )
 
         self.push_screen(NewSessionModal(self.new_session_problem), callback=start)
 
@@ -280,7 +171,7 @@ class AstraApp(App[int]):
         """A session started here: the command line's model, endpoint, memory, scope and
         limits; the default prompt; the cost approved in the modal; each store confirmed."""
         return replace(
-            self.options,
+            self.sessions.options,
             prompt=DEFAULT_PROMPT,
             replay=choice.replay,
             live=choice.live,
@@ -290,40 +181,20 @@ class AstraApp(App[int]):
 
     async def new_session_problem(self, choice: NewSession) -> str | None:
         """What would stop this session from starting (no key, no price, a bad script)."""
-        await self.ready.wait()
-        if self.host is None or self.startup_error is not None:
-            return f"the memory is not available: {self.startup_error}"
-        return await asyncio.to_thread(self.host.problem, self.options_for(choice))
+        return await self.sessions.problem(self.options_for(choice))
 
     def action_browse_memory(self) -> None:
         if not isinstance(self.screen, MemoryBrowserScreen):
-            self.push_screen(MemoryBrowserScreen())
+            self.push_screen(MemoryBrowserScreen(self.sessions))
 
     def action_stop_session(self) -> None:
-        if self.agent is None:
-            self.notify("no session is running")
-            return
-        self.agent.request_stop()
-        cancelled = self._cancel_queued()
-        also = f"; {cancelled} queued session(s) will not start" if cancelled else ""
-        self.set_status(f"stopping at the next safe point…{also}")
-        self.notify(f"stopping at the next safe point{also}")
+        self.notify(self.sessions.stop())
 
     async def action_quit(self) -> None:
-        self.exit(self.session_exit_code)
+        self.exit(self.sessions.exit_code)
 
     async def on_unmount(self) -> None:
-        if self.host is not None:
-            await self.host.close()
-
-
-def open_host(
-    settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
-) -> SessionHost:
-    """Import and open the non-UI half; this blocks for ~0.5 s, so it runs in a thread."""
-    from app.session_host import SessionHost
-
-    return SessionHost.open(settings, memory_url, scope, embedder)
+        await self.sessions.close()
 
 
 def build_app(

@@ -17,8 +17,9 @@ same run and the ratios are what to compare between runs.
    stall < 100 ms.
 3. Flood: 10,000 TestOutput events through `app.forward_event` (the session's path), in
    bursts the size the test runner reads (64 KiB), timed to the last line drawn, with
-   the monitor running. Checks every line reached the pane (`output_lines`; the RichLog
-   itself keeps the last 2000 by design).
+   the monitor running. Checks every line reached the pane (the TestOutputBatch messages
+   the dashboard handled, seen through `message_hook`; the RichLog itself keeps the last
+   2000 by design).
 
     .venv/bin/python bench/bench_tui.py [--launches 5] [--lines 10000]
 """
@@ -245,14 +246,14 @@ async def session_stalls() -> dict:
         ready_at = finished_at = None
         async with app.run_test(size=SIZE) as pilot:
             async with asyncio.timeout(300):
-                while not app.finished:
-                    if ready_at is None and app.ready.is_set():
+                while not app.sessions.finished:
+                    if ready_at is None and app.sessions.ready.is_set():
                         ready_at = time.monotonic()
                     await asyncio.sleep(0.01)
             finished_at = time.monotonic()
             await pilot.pause()
         await monitor.stop()
-        report = app.finished[0].report
+        report = app.sessions.finished[0].report
     ready_at = ready_at or finished_at
     return {
         "status": report.status,
@@ -295,6 +296,7 @@ def worst_stalls(
 async def flood(lines: int) -> dict:
     from agent import events as ev
     from app.options import SessionOptions
+    from app.screens.messages import TestOutputBatch
     from app.tui import build_app
     from tests.fakes import HashEmbedder
     from widgets import TestOutputLog
@@ -309,8 +311,14 @@ async def flood(lines: int) -> dict:
             for n in range(lines)
         ]
         burst = max(1, (64 * 1024) // (sum(map(len, texts)) // lines + 1))
-        async with app.run_test(size=SIZE) as pilot:
-            await asyncio.wait_for(app.ready.wait(), 60)
+        batches: list[TestOutputBatch] = []
+
+        def handled(message) -> None:
+            if isinstance(message, TestOutputBatch):
+                batches.append(message)
+
+        async with app.run_test(size=SIZE, message_hook=handled) as pilot:
+            await asyncio.wait_for(app.sessions.ready.wait(), 60)
             await pilot.pause()
             pane = app.dashboard.query_one(TestOutputLog)
             monitor = Monitor()
@@ -325,7 +333,7 @@ async def flood(lines: int) -> dict:
                 await asyncio.sleep(0)
             posted = time.monotonic()
             async with asyncio.timeout(120):
-                while len(pane.output_lines) < lines:
+                while sum(len(batch.events) for batch in batches if batch.taken) < lines:
                     await asyncio.sleep(0.005)
             handled = time.monotonic()
 
@@ -340,7 +348,7 @@ async def flood(lines: int) -> dict:
             drawn = time.monotonic()
             await monitor.stop()
             kept = len(pane.lines)
-            received = list(pane.output_lines)
+            received = [event.line for batch in batches for event in batch.events]
     total = drawn - started
     return {
         "lines": lines,

@@ -21,7 +21,7 @@ def test_agent_and_memory_import_no_textual():
 def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
     heavy = {"agent", "numpy", "pydantic", "httpx", "torch", "sentence_transformers", "grpc"}
     probe = (
-        "import sys, app.cli, app.dashboard_commands;"
+        "import sys, app.cli, app.commands.tui, app.commands.demo;"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r});"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -29,11 +29,10 @@ def bar(used: float, limit: float | None) -> str:
 
 
 class BudgetPanel(Static):
-    """Shows the latest BudgetChanged and ModelRequested; `text` is the plain text, for tests."""
+    """Shows the latest BudgetChanged and ModelRequested."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__("no requests yet", **kwargs)
-        self.text = "no requests yet"
         self._budget: ev.BudgetChanged | None = None
         self._request: ev.ModelRequested | None = None
 
@@ -72,7 +71,6 @@ class BudgetPanel(Static):
                 (f"turns          {b.turns_used} of {b.max_turns}", bar(b.turns_used, b.max_turns)),
                 (f"tokens         {b.input_tokens} in / {b.output_tokens} out", ""),
             ]
-        self.text = "\n".join(plain for plain, _ in rows) or "no requests yet"
         self.update(
             "\n".join(f"{plain} {markup}" if markup else plain for plain, markup in rows)
             or "no requests yet"

@@ -22,7 +22,7 @@ def score_bar(score: float) -> str:
 
 
 class MatchesLog(OptionList):
-    """A list of memory searches; `entries` keeps the plain text, for tests."""
+    """A list of memory searches: each query a heading, each match an option."""
 
     class RecordRequested(Message):
         """The operator selected a match: show the whole record."""
@@ -33,25 +33,18 @@ class MatchesLog(OptionList):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.entries: list[str] = []
         self._memory_ids: dict[str, str] = {}  # option id -> memory id; a record can recur
 
     def add_search(self, event: ev.MemoryMatched) -> None:
         scope = f" [{event.error_type}]" if event.error_type else ""
         query = event.query if len(event.query) <= 200 else event.query[:200] + "…"
-        self.entries.append(f"query{scope}: {query}")
         heading = f"[b]turn {event.turn} query{escape(scope)}:[/] {escape(query)}"
         options = [Option(heading, disabled=True)]
         if not event.matches:
-            self.entries.append("no matches")
             options.append(Option("  no matches", disabled=True))
         for match in event.matches:
             stored = f"{match.stored_at:%Y-%m-%d %H:%M}"
             files = ", ".join(match.file_paths)
-            self.entries.append(
-                f"{match.rank}. {match.score:.4f} {match.memory_id[:8]} {match.error_type} · "
-                f"{files} · {stored} · {match.fix_description}"
-            )
             flag = " [$text-error]⚑ flagged[/]" if match.flags else ""
             option_id = f"match-{len(self._memory_ids)}"
             self._memory_ids[option_id] = match.memory_id

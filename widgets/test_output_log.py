@@ -32,21 +32,18 @@ def coloured(line: str) -> Text:
 
 
 class TestOutputLog(PaneLog):
-    """A log of test runs; `output_lines` and `summaries` keep the plain text, for tests."""
+    """A log of test runs: each run's header, its output lines, its summary."""
 
     __test__ = False
 
     def __init__(self, **kwargs) -> None:
         super().__init__(max_lines=2000, **kwargs)
-        self.output_lines: list[str] = []
-        self.summaries: list[str] = []
         self._run = 0
 
     def add_line(self, event: ev.TestOutput) -> None:
         if event.run != self._run:
             self._run = event.run
             self.put(f"[bold]── test run {event.run} ──[/]", pinned=True)
-        self.output_lines.append(event.line)
         self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
@@ -56,6 +53,5 @@ class TestOutputLog(PaneLog):
             f"exit {event.exit_code}{' (timed out)' if event.timed_out else ''} "
             f"in {event.duration_s:.1f}s"
         )
-        self.summaries.append(summary)
         colour = "pane.success" if event.exit_code == 0 else "pane.error"
         self.put(f"[bold][{colour}]{escape(summary)}[/][/]", pinned=True)

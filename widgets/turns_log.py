@@ -18,15 +18,7 @@ def brief_call(call: ev.FunctionCallBrief, limit: int = 60) -> str:
 
 
 class TurnsLog(PaneLog):
-    """A log of turns; `entries` keeps the plain text of what was written, for tests."""
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.entries: list[str] = []
-
-    def _add(self, markup: str, plain: str) -> None:
-        self.entries.append(plain)
-        self.put(markup)
+    """A log of turns, refusals, notes and the session's own lines."""
 
     def add_turn(self, event: ev.ModelResponded) -> None:
         calls = ", ".join(brief_call(call) for call in event.function_calls) or "final answer"
@@ -35,15 +27,15 @@ class TurnsLog(PaneLog):
             f"{event.input_tokens}+{event.output_tokens} tokens · ${event.cost_usd:.4f}"
         )
         text = f"\n  {event.text}" if event.text else ""
-        self._add(f"[bold][pane.accent]{escape(head)}[/][/]{escape(text)}", head + text)
+        self.put(f"[bold][pane.accent]{escape(head)}[/][/]{escape(text)}")
 
     def add_refusal(self, event: ev.ToolAnswered) -> None:
         line = f"  ✗ {event.name} refused: {event.output}"
-        self._add(f"[pane.error]{escape(line)}[/]", line)
+        self.put(f"[pane.error]{escape(line)}[/]")
 
     def add_note(self, event: ev.SessionNote) -> None:
         colour = {"info": "pane.primary", "warning": "pane.warning", "error": "pane.error"}
-        self._add(f"[{colour[event.level]}]{escape(event.message)}[/]", event.message)
+        self.put(f"[{colour[event.level]}]{escape(event.message)}[/]")
 
     def add_text(self, text: str) -> None:
-        self._add(escape(text), text)
+        self.put(escape(text))

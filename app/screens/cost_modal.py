@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Label, Static
+from textual.widgets import Static
+
+from app.screens.yes_no_modal import Choice, YesNoModal
 
 if TYPE_CHECKING:
     from agent.supervisor import CostQuote
@@ -34,7 +34,7 @@ def quote_text(quote: CostQuote) -> str:
     )
 
 
-class CostModal(ModalScreen[bool]):
+class CostModal(YesNoModal):
     """Answers True (approve) or False (cancel: the session ends, nothing is sent)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -43,23 +43,12 @@ class CostModal(ModalScreen[bool]):
     ]
 
     def __init__(self, quote: CostQuote) -> None:
-        super().__init__()
+        super().__init__(
+            "Approve live cost?",
+            Choice("Approve", "warning", "approve"),
+            Choice("Cancel", "primary", "cancel"),
+        )
         self.quote = quote
 
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label("Approve live cost?", classes="dialog-title")
-            yield Static(quote_text(self.quote), id="quote", markup=False)
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Approve", variant="warning", id="approve")
-                yield Button("Cancel", variant="primary", id="cancel")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one("#cancel", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "approve")
-
-    def action_answer(self, approved: bool) -> None:
-        self.dismiss(approved)
+    def compose_body(self) -> ComposeResult:
+        yield Static(quote_text(self.quote), id="quote", markup=False)

@@ -41,7 +41,6 @@ class DashboardScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__(id="dashboard")
-        self.reports: list[ev.SessionReport] = []
         self.status = "starting…"  # the app's latest, also the browser's title until it lists
         self._lines: TestOutputBatch | None = None
 
@@ -137,6 +136,5 @@ class DashboardScreen(Screen):
             case "note":
                 turns.add_note(event)
             case "report":
-                self.reports.append(event)
                 header.status = report_line(event)
                 turns.add_text(f"── {report_line(event)} ──")

@@ -1,14 +1,14 @@
 """The memory browser: every record, semantic search as you type, detail, delete, export.
 
-Store calls and searches run in workers; a search waits for typing to pause.
+Store calls and searches run in workers; a search waits for typing to pause. The app hands
+the browser a `MemoryAccess` (the session queue): the browser never reaches into the app.
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,9 +22,25 @@ from app.screens.confirm_modal import ConfirmModal
 from widgets import RecordView
 
 if TYPE_CHECKING:
-    from app.session_host import SessionHost
-    from app.tui import AstraApp
+    from app.dashboard_backend import DashboardBackend
     from memory.records import DeliveryStats, MemoryRecord
+
+
+class MemoryAccess(Protocol):
+    """What the browser needs: where the memory is, the app's progress while it opens,
+    and the backend once it is open."""
+
+    memory_url: str
+    scope: str
+    status: str  # what the app is doing: opening the store, loading the model, an error
+    startup_error: str | None  # why the memory or its model could not be opened
+    ready: asyncio.Event  # set once the embedder is loaded (or failed to)
+
+    async def when_ready(self, *, search: bool = False) -> DashboardBackend | None:
+        """The backend once the store is open (and, with `search`, the embedder loaded);
+        None if opening failed."""
+        ...
+
 
 SEARCH_DELAY_S = 0.3
 LIST_LIMIT = 500
@@ -43,45 +59,36 @@ class MemoryBrowserScreen(Screen):
         Binding("e", "export", "Export", id="browser.export"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, memory: MemoryAccess) -> None:
         super().__init__(id="memory-browser")
+        self.memory = memory
         self.records: dict[str, MemoryRecord] = {}
         self.query_text = ""
         self._debounce: Timer | None = None
         self.exported: Path | None = None
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
 
-    @property
-    def astra(self) -> AstraApp:
-        return cast("AstraApp", self.app)
-
-    async def host(self, *, embedder: bool = False) -> SessionHost | None:
-        """The store (and, if asked, the loaded embedder) once the app's worker has them;
-        None if opening failed, which the title then shows."""
-        await (self.astra.ready if embedder else self.astra.store_ready).wait()
-        if embedder and self.astra.startup_error is not None:
-            return None
-        return self.astra.host
-
     def show_title(self) -> None:
         """The store, then what is listed; until a listing arrives, the app's progress
         (opening the store, loading the model, an error), as the dashboard shows it."""
         if self.loaded is None:
-            what = self.astra.dashboard.status
+            what = self.memory.status
         elif self.query_text:
             what = f"{self.loaded} matches for {self.query_text!r}"
         else:
             what = f"{self.loaded} records"
-        if self.loaded is not None and self.astra.startup_error is not None:
-            what += f" · search unavailable: {self.astra.startup_error}"
-        elif self.loaded is not None and not self.astra.ready.is_set():
+        if self.loaded is not None and self.memory.startup_error is not None:
+            what += f" · search unavailable: {self.memory.startup_error}"
+        elif self.loaded is not None and not self.memory.ready.is_set():
             what += " · search waits for the embedding model"
-        self.query_one("#browser-title", Label).update(f"Memory · {self.astra.memory_url} · {what}")
+        self.query_one("#browser-title", Label).update(
+            f"Memory · {self.memory.memory_url} · {what}"
+        )
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
         yield Input(
-            placeholder=f"semantic search in scope {self.astra.scope} (empty: list all)",
+            placeholder=f"semantic search in scope {self.memory.scope} (empty: list all)",
             id="search",
         )
         with Vertical(id="browser-body"):
@@ -122,15 +129,15 @@ class MemoryBrowserScreen(Screen):
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
     async def load(self, query: str = "") -> None:
         self.query_text = query
-        host = await self.host(embedder=bool(query))
-        if host is None:
+        backend = await self.memory.when_ready(search=bool(query))
+        if backend is None:
             return
         if query:
-            results = await host.browser_service().find(query, top_k=10)
+            results = await backend.browser_service().find(query, top_k=10)
             rows = [(r.record, f"{r.score:.4f}") for r in results]
         else:
-            rows = [(record, "") for record in await host.store.list_records(limit=LIST_LIMIT)]
-        stats = await host.store.delivery_stats([record.memory_id for record, _ in rows])
+            rows = [(record, "") for record in await backend.store.list_records(limit=LIST_LIMIT)]
+        stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         self._fill(rows, stats)
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
@@ -200,30 +207,22 @@ class MemoryBrowserScreen(Screen):
     @work(group="browser-export", exit_on_error=False, description="export")
     async def action_export(self) -> None:
         """Every record as JSONL into the data dir's exports folder, as `memory export`."""
-        host = await self.host()
-        if host is None:
+        backend = await self.memory.when_ready()
+        if backend is None:
             return
-        lines = await host.export_lines()
-        folder = self.astra.settings.data_dir / "exports"
-        path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
-
-        def write() -> None:
-            folder.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-
         try:
-            await asyncio.to_thread(write)
+            path, count = await backend.export()
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error")
             return
         self.exported = path
-        self.notify(f"exported {len(lines)} record(s) to {path}")
+        self.notify(f"exported {count} record(s) to {path}")
 
     @work(group="browser-delete", exit_on_error=False, description="delete")
     async def delete_record(self, memory_id: str) -> None:
-        host = await self.host()
-        if host is None:
+        backend = await self.memory.when_ready()
+        if backend is None:
             return
-        deleted = await host.store.delete(memory_id)
+        deleted = await backend.store.delete(memory_id)
         self.notify(f"deleted {memory_id[:8]}" if deleted else f"{memory_id[:8]} was already gone")
         self.load(self.query_text)

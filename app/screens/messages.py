@@ -10,8 +10,9 @@ if TYPE_CHECKING:
     from agent import events as ev
 
 
-class SessionEvent(Message):
-    """One event from the agent's stream, for the dashboard to render."""
+class SessionEvent(Message, bubble=False):
+    """One event from the agent's stream, for the dashboard to render. The dashboard posts
+    it to itself; it does not bubble, so the app's queue never handles it a second time."""
 
     def __init__(self, event: ev.Event) -> None:
         super().__init__()
@@ -26,7 +27,7 @@ class SessionEvent(Message):
         )
 
 
-class TestOutputBatch(Message):
+class TestOutputBatch(Message, bubble=False):
     """Test-output lines that arrived together, handled in one go: a run can print
     thousands of lines a second, and a message each would keep the loop busy."""
 

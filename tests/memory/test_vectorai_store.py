@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from actian_vectorai import AsyncVectorAIClient
 
-from app import memory_commands
 from app.cli import main
+from app.commands import memory as memory_commands
 from memory.errors import MemoryStoreError
 from memory.records import MemoryRecord, TestEvidence
 from memory.store import MemoryStore, open_store

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from agent.supervisor import CostQuote, StoreProposal
 
 
-class TextualSupervisor:
+class DashboardSupervisor:
     def __init__(self, app: App, *, approve_live_cost: bool = False, store: str = "ask") -> None:
         self.app = app
         self.approve = approve_live_cost

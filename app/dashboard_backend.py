@@ -1,15 +1,16 @@
 """The dashboard's non-UI half: one store, one embedder, the agents it runs, the exports.
 
 Importing this pulls in the agent, memory and HTTP layers (numpy, pydantic, httpx), which
-takes longer than the dashboard's whole first frame, so the app imports and opens it in a
-worker thread (app/tui.py). The embedding model runs in a child process: loading torch
-holds the GIL for hundreds of milliseconds, which would stall the UI even from a thread.
+takes longer than the dashboard's whole first frame, so the session queue imports and opens
+it in a thread (app/session_queue.py). The embedding model runs in a child process: loading
+torch holds the GIL for hundreds of milliseconds, which would stall the UI even from a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from agent import events as ev
@@ -17,7 +18,7 @@ from agent.loop import AstraAgent
 from agent.supervisor import Supervisor
 from app.errors import CommandError
 from app.options import SessionOptions
-from app.session import build_agent, build_transport
+from app.session_builder import build_agent, build_transport
 from app.settings import Settings
 from memory.embedder import Embedder
 from memory.embedding_process import ProcessEmbedder
@@ -26,7 +27,7 @@ from memory.store import MemoryStore, open_store
 from memory.transfer import export_lines
 
 
-class SessionHost:
+class DashboardBackend:
     """What the dashboard drives. `open` and `load_model` block: call them in a thread."""
 
     def __init__(
@@ -47,7 +48,7 @@ class SessionHost:
     @classmethod
     def open(
         cls, settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
-    ) -> SessionHost:
+    ) -> DashboardBackend:
         """Open the store; the embedder is the one given, else the model in a child process."""
         return cls(settings, open_store(memory_url), scope, embedder)
 
@@ -90,8 +91,19 @@ class SessionHost:
             self.store, self.embedder, session_id="memory-browser", scope=self.scope
         )
 
-    async def export_lines(self) -> list[str]:
-        return [line async for line in export_lines(self.store)]
+    async def export(self) -> tuple[Path, int]:
+        """Every record as JSONL into the data dir's exports folder, as `memory export`
+        writes it; returns the file and how many records it holds."""
+        lines = [line async for line in export_lines(self.store)]
+        folder = self.settings.data_dir / "exports"
+        path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
+
+        def write() -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+        await asyncio.to_thread(write)
+        return path, len(lines)
 
     async def close(self) -> None:
         try:

@@ -1,0 +1,28 @@
+"""`astra-memory` (no command) and `tui`: the dashboard, idle or on one session.
+
+Only light modules load before the first frame; the agent, memory and HTTP layers load in
+the session queue's thread (see app/session_queue.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.errors import CommandError
+from app.options import options_from
+from app.settings import Settings
+from app.tui import build_app
+
+
+async def tui(args: argparse.Namespace, settings: Settings) -> int:
+    """The dashboard: a session on --workspace, or idle on the memory browser."""
+    options = options_from(args)
+    workspace = Path(args.workspace) if args.workspace else None
+    if workspace is not None:
+        if not workspace.is_dir():
+            raise CommandError(f"workspace {workspace} is not a directory", 2)
+        if not options.live and options.replay is None:
+            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
+    code = await build_app(settings, options, workspace).run_async()
+    return code or 0

@@ -1,0 +1,120 @@
+"""What the dashboard's tests share: building the app, waiting in Pilot, reading what it
+posted and drew, and seeding the store."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import RichLog
+
+from agent import events as ev
+from app.options import DEMO_PROJECTS, SessionOptions
+from app.screens.messages import SessionEvent, TestOutputBatch
+from app.tui import AstraApp, build_app
+from memory.errors import EmbedderUnavailableError
+from memory.service import MemoryService
+from memory.store import open_store
+from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+from widgets import MatchesLog
+
+REHEARSAL = DEMO_PROJECTS / "rehearsals" / "scenario_alpha.jsonl"
+KEY = "sk-live-test-0123456789abcdefghij"
+SIZE = (120, 40)
+
+
+def idle_app(settings, url) -> AstraApp:
+    """The dashboard with no session: it opens on the memory browser of scope `tui`."""
+    return build_app(
+        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+    )
+
+
+def rehearsal_app(settings, url, workspace, **options) -> AstraApp:
+    options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", **options)
+    return build_app(settings, options, workspace, embedder=HashEmbedder())
+
+
+async def wait_for(pilot, condition: Callable[[], object], timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await pilot.pause(0.05)
+
+
+async def wait_for_screen(pilot, kind: type) -> None:
+    """Until a screen of this kind is on top and composed."""
+    app = pilot.app
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, kind) and app.screen.query("Footer, Button")
+    )
+    await pilot.pause()
+
+
+def rows(pane: RichLog) -> list[str]:
+    """What a pane draws, row by row."""
+    return [strip.text.rstrip() for strip in pane.lines]
+
+
+def option_texts(matches: MatchesLog) -> list[str]:
+    """The plain text of each entry the matches pane lists."""
+    return [Content.from_markup(str(option.prompt)).plain for option in matches.options]
+
+
+def posted_events(messages: list[Message]) -> dict[str, list[ev.Event]]:
+    """The session's events the dashboard handled, by kind, in order."""
+    by_kind: dict[str, list[ev.Event]] = {}
+    for message in messages:
+        if isinstance(message, SessionEvent):
+            by_kind.setdefault(message.event.event, []).append(message.event)
+    return by_kind
+
+
+def posted_lines(messages: list[Message]) -> list[str]:
+    """The test-output lines the dashboard handled, in order."""
+    return [e.line for m in messages if isinstance(m, TestOutputBatch) for e in m.events]
+
+
+async def stored_records(url: str):
+    store = open_store(url)
+    try:
+        return await store.list_records()
+    finally:
+        await store.close()
+
+
+async def seed(url: str, fixes: list[tuple[str, str, str]]) -> list[str]:
+    """Store (symptom, error type, fix) records in scope `tui`; returns their ids."""
+    store = open_store(url)
+    ids = []
+    try:
+        for symptom, error_type, fix in fixes:
+            service = MemoryService(store, HashEmbedder(), session_id=f"seed-{fix}", scope="tui")
+            service.confirm_outcome(PASSING, EVIDENCE)
+            service.last_query = symptom
+            ids.append(await service.store_fix_memory(fix, error_type, ["app/x.py"], PASSING))
+    finally:
+        await store.close()
+    return ids
+
+
+class SlowModel(HashEmbedder):
+    """Stands in for the model's child process: `load` waits until the test allows it
+    (at once if `ready`), then fails with `failure` if given."""
+
+    def __init__(self, failure: str | None = None, *, ready: bool = False) -> None:
+        super().__init__()
+        self.allowed = threading.Event()
+        self.failure = failure
+        if ready:
+            self.allowed.set()
+
+    def load(self) -> None:
+        self.allowed.wait(30)
+        if self.failure:
+            raise EmbedderUnavailableError(self.failure)
+
+    def close(self) -> None:
+        self.allowed.set()

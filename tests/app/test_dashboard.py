@@ -1,0 +1,389 @@
+"""The dashboard driven by Pilot: rehearsed sessions, the operator's modals, the browser.
+
+Sessions replay demo_projects' alpha rehearsal on a copy of its project, with the hash
+embedder in place of the real model; live cost runs against the loopback Responses API.
+Assertions read the Messages the dashboard handled, the store, and what the panes draw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import replace
+
+import pytest
+from textual.message import Message
+from textual.widgets import DataTable, Input, Switch
+
+from agent.loop import AstraAgent
+from app.options import SessionOptions
+from app.screens.confirm_modal import ConfirmModal
+from app.screens.cost_modal import CostModal
+from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.new_session_modal import NewSessionModal
+from app.screens.record_modal import RecordModal
+from app.screens.store_modal import StoreModal
+from app.session_queue import SessionPlan
+from app.tui import AstraApp, build_app
+from memory.service import MemoryService
+from memory.store import open_store
+from tests.agent.responses_server import ResponsesServer, response_body
+from tests.app.pilot_helpers import (
+    REHEARSAL,
+    SIZE,
+    SlowModel,
+    idle_app,
+    option_texts,
+    posted_events,
+    posted_lines,
+    rehearsal_app,
+    rows,
+    seed,
+    stored_records,
+    wait_for,
+    wait_for_screen,
+)
+from tests.fakes import HashEmbedder
+from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
+
+
+async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings, url, alpha):
+    app = rehearsal_app(settings, url, alpha)
+    messages: list[Message] = []
+    async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+        await wait_for_screen(pilot, StoreModal)
+        shown = app.screen.query_one(RecordView).record
+        assert shown is not None and shown.file_paths
+        await pilot.click("#store")
+        await wait_for(pilot, lambda: app.sessions.finished)
+        await pilot.pause()
+        report = app.sessions.finished[0].report
+        turns = rows(app.dashboard.query_one(TurnsLog))
+        matches = option_texts(app.dashboard.query_one(MatchesLog))
+        tests = rows(app.dashboard.query_one(TestOutputLog))
+        budget = str(app.dashboard.query_one(BudgetPanel).render())
+    assert report.status == "completed" and report.exit_code == 0
+    assert len(report.stored_memory_ids) == 1
+    posted = posted_events(messages)
+    assert "run_tests" in [call.name for call in posted["model_responded"][0].function_calls]
+    assert any(row.startswith("turn 1 ") and "run_tests" in row for row in turns)
+    assert [e.query for e in posted["memory_matched"]] and any(
+        re.match(r"turn \d+ query", text) for text in matches
+    )
+    assert posted_lines(messages) and any("PASSED: 4 passed" in row for row in tests)
+    assert f"turns          {report.model_requests} of 12" in budget
+    assert [r.memory_id for r in await stored_records(url)] == report.stored_memory_ids
+
+
+async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
+    [memory_id] = await seed(url, [("AssertionError: origins", "AssertionError", "strip each")])
+    app = rehearsal_app(settings, url, alpha, store="yes")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.sessions.finished)
+        matches = app.dashboard.query_one(MatchesLog)
+        matches.focus()
+        matches.highlighted = 1  # 0 is the search's query
+        await pilot.press("enter")
+        await wait_for_screen(pilot, RecordModal)
+        shown = app.screen.query_one(RecordView).record
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.dashboard)
+    assert shown is not None and shown.memory_id == memory_id
+    assert shown.fix_description == "strip each"
+
+
+async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing(
+    settings, url, alpha
+):
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await pilot.press("n")
+        await wait_for_screen(pilot, NewSessionModal)
+        modal = app.screen
+        await pilot.click("#start")
+        await pilot.pause()
+        empty = str(modal.query_one("#problem").render())
+        modal.query_one("#workspace", Input).value = str(alpha)
+        modal.query_one("#replay", Input).value = str(alpha / "missing.jsonl")
+        modal.query_one("#replay", Input).focus()
+        await pilot.press("enter")  # a button ignores a second press while it flashes
+        await pilot.pause()
+        missing = str(modal.query_one("#problem").render())
+        modal.query_one("#replay", Input).value = str(REHEARSAL)
+        await pilot.press("enter")
+        await wait_for_screen(pilot, StoreModal)
+        await pilot.click("#store")
+        await wait_for(pilot, lambda: app.sessions.finished)
+        await pilot.pause()
+        watching = app.screen
+    assert "give the workspace" in empty and "is not a file" in missing
+    assert watching is app.dashboard
+    [done] = app.sessions.finished
+    assert done.plan.workspace == alpha and done.report.exit_code == 0
+    assert [r.memory_id for r in await stored_records(url)] == done.report.stored_memory_ids
+
+
+async def fill_new_session(pilot, workspace: str, replay: str = "", live: bool = False):
+    """Open the new-session modal with n, fill it, press enter; returns the modal."""
+    await pilot.press("n")
+    await wait_for_screen(pilot, NewSessionModal)
+    modal = pilot.app.screen
+    modal.query_one("#workspace", Input).value = workspace
+    modal.query_one("#replay", Input).value = replay
+    modal.query_one("#live", Switch).value = live
+    modal.query_one("#replay", Input).focus()
+    await pilot.press("enter")
+    return modal
+
+
+async def test_a_live_session_from_the_dashboard_asks_for_its_cost_even_after_a_flag(
+    settings, url, alpha
+):
+    with ResponsesServer() as server:
+        options = SessionOptions(
+            memory=url, scope="tui", base_url=server.base_url, approve_live_cost=True
+        )
+        app = build_app(settings, options, None, embedder=HashEmbedder())
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, MemoryBrowserScreen)
+            await fill_new_session(pilot, str(alpha), live=True)
+            await wait_for_screen(pilot, CostModal)
+            await pilot.click("#cancel")
+            await wait_for(pilot, lambda: app.sessions.finished)
+        assert server.requests == []
+    assert app.sessions.finished[0].report.status == "declined"
+
+
+async def test_the_new_session_modal_stays_open_with_the_reason(settings, url, alpha):
+    no_key = replace(settings, openai_api_key=None)
+    app = build_app(no_key, SessionOptions(memory=url), None, embedder=HashEmbedder())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        modal = await fill_new_session(pilot, "~nosuchuser/project", str(REHEARSAL))
+        await wait_for(pilot, lambda: "checking" not in str(modal.query_one("#problem").render()))
+        unknown_home = str(modal.query_one("#problem").render())
+        modal.query_one("#workspace", Input).value = str(alpha)
+        modal.query_one("#live", Switch).value = True
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "OPENAI_API_KEY" in str(modal.query_one("#problem").render()))
+        still_open = app.screen is modal
+    assert "~nosuchuser/project is not a directory" in unknown_home
+    assert still_open and app.sessions.plans == [] and app.sessions.finished == []
+
+
+async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, monkeypatch):
+    real_run = AstraAgent.run
+    calls = []
+
+    async def fails_once(self, prompt):
+        calls.append(prompt)
+        if len(calls) == 1:
+            raise RuntimeError("an agent bug")
+        return await real_run(self, prompt)
+
+    monkeypatch.setattr(AstraAgent, "run", fails_once)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await fill_new_session(pilot, str(alpha), str(REHEARSAL))
+        await wait_for(pilot, lambda: len(calls) == 1 and not app.sessions.running)
+        await fill_new_session(pilot, str(alpha), str(REHEARSAL))
+        await wait_for_screen(pilot, StoreModal)
+        await pilot.press("n")  # reject: this test is about running, not storing
+        await wait_for(pilot, lambda: app.sessions.finished)
+    assert len(calls) == 2 and app.sessions.finished[0].report.status == "completed"
+
+
+async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_path):
+    beta = tmp_path / "second"
+    shutil.copytree(alpha, beta)
+    options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", store="ask")
+    plans = [SessionPlan(options, alpha, "first"), SessionPlan(options, beta, "second")]
+    app = build_app(settings, options, None, embedder=HashEmbedder(), plans=plans)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, StoreModal)  # the first session waits on the operator
+        app.action_stop_session()
+        queued_after_stop = app.sessions.queue.qsize()
+        await pilot.press("n")  # reject the store; the session then stops
+        await wait_for(pilot, lambda: app.sessions.finished and not app.sessions.running)
+        await pilot.pause(0.2)
+    assert queued_after_stop == 0
+    assert [done.plan.session_id for done in app.sessions.finished] == ["first"]
+
+
+async def test_reject_store_writes_nothing(settings, url, alpha):
+    app = rehearsal_app(settings, url, alpha)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, StoreModal)
+        await pilot.click("#reject")
+        await wait_for(pilot, lambda: app.sessions.finished)
+    assert app.sessions.finished[0].report.stored_memory_ids == []
+    assert await stored_records(url) == []
+
+
+def live_app(settings, url, workspace, server) -> AstraApp:
+    options = SessionOptions(
+        live=True, base_url=server.base_url, memory=url, scope="tui", store="yes", max_turns=3
+    )
+    return build_app(settings, options, workspace, embedder=HashEmbedder())
+
+
+async def test_cancel_live_cost_sends_no_request(settings, url, alpha):
+    with ResponsesServer() as server:
+        app = live_app(settings, url, alpha, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, CostModal)
+            await pilot.click("#cancel")
+            await wait_for(pilot, lambda: app.sessions.finished)
+        assert server.requests == []
+    report = app.sessions.finished[0].report
+    assert report.status == "declined" and report.model_requests == 0
+
+
+async def test_approve_live_cost_sends_the_requests(settings, url, alpha):
+    turns = [json.loads(line) for line in REHEARSAL.read_text().splitlines()]
+    with ResponsesServer() as server:
+        for turn in turns[:2]:
+            server.enqueue_response(turn["output"])
+        server.enqueue_response(
+            [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "done"}],
+                }
+            ]
+        )
+        app = live_app(settings, url, alpha, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, CostModal)
+            assert "worst case" in str(app.screen.query_one("#quote").render())
+            await pilot.click("#approve")
+            await wait_for(pilot, lambda: app.sessions.finished)
+            budget = str(app.dashboard.query_one(BudgetPanel).render())
+        assert len(server.requests) == 3
+    report = app.sessions.finished[0].report
+    assert report.model_requests == 3 and report.cost_usd > 0
+    assert "turns          3 of 3" in budget
+
+
+async def test_browser_deletes_a_record_after_confirmation(settings, any_url):
+    [memory_id] = await seed(
+        any_url, [("KeyError: 'port'", "KeyError", "read port with a default")]
+    )
+    app = idle_app(settings, any_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        assert browser.query_one(RecordView).record.memory_id == memory_id
+        await pilot.press("d")
+        await wait_for_screen(pilot, ConfirmModal)
+        await pilot.click("#yes")
+        await wait_for(pilot, lambda: not browser.records)
+        await pilot.press("escape")
+        assert app.screen is app.dashboard
+    assert await stored_records(any_url) == []
+
+
+async def test_browser_shows_each_records_session_and_delivery_audit(settings, url):
+    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    store = open_store(url)
+    try:
+        for session_id, green in [("later-1", True), ("later-2", False)]:
+            service = MemoryService(store, HashEmbedder(), session_id=session_id, scope="tui")
+            await service.search_codebase_memory("KeyError: 'port'")
+            await service.end_session(green)
+    finally:
+        await store.close()
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await wait_for(pilot, lambda: app.screen.records)
+        table = app.screen.query_one(DataTable)
+        names = [column.label.plain for column in table.columns.values()]
+        row = dict(zip(names, table.get_row(memory_id), strict=True))
+    assert row["session"] == "seed-port…"
+    assert (row["dlv"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
+
+
+async def test_browser_exports_every_record(settings, any_url):
+    ids = await seed(any_url, [("KeyError: 'port'", "KeyError", "read port with a default")])
+    app = idle_app(settings, any_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: browser.exported is not None)
+        exported = [json.loads(line) for line in browser.exported.read_text().splitlines()]
+    assert [row["memory_id"] for row in exported] == ids
+
+
+async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
+    ids = await seed(
+        any_url,
+        [
+            ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
+            ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
+        ],
+    )
+    app = idle_app(settings, any_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: len(browser.records) == 2)
+        await pilot.press("slash", *"origins split")
+        await wait_for(pilot, lambda: browser.query_text == "origins split")
+        await pilot.pause(0.2)
+        first = browser.selected()
+        score = browser.query_one(DataTable).get_row_at(0)[1]
+    assert first is not None and first.memory_id == ids[1]
+    assert len(score) == 6 and float(score) > 0  # four decimals
+
+
+@pytest.mark.parametrize("failure", [None, "no sentence-transformers model at /nowhere"])
+async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
+    settings, url, monkeypatch, failure
+):
+    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    model = SlowModel(failure)
+    monkeypatch.setattr("app.dashboard_backend.ProcessEmbedder", lambda path=None: model)
+    app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        title = str(browser.query_one("#browser-title").render())
+        model.allowed.set()
+        await wait_for(pilot, lambda: app.sessions.ready.is_set())
+        await pilot.pause()
+        after = str(browser.query_one("#browser-title").render())
+    assert list(browser.records) == [memory_id]
+    assert "1 records · search waits for the embedding model" in title
+    if failure:
+        assert after.endswith(f"1 records · search unavailable: {failure}")
+        assert app.sessions.startup_error == failure
+    else:
+        assert after.endswith("· 1 records") and app.sessions.startup_error is None
+
+
+async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha):
+    first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
+    with ResponsesServer() as server:
+        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        app = live_app(settings, url, alpha, server)
+        messages: list[Message] = []
+        async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+            await wait_for_screen(pilot, CostModal)
+            await pilot.click("#approve")
+            await wait_for(pilot, lambda: server.requests)
+            await pilot.press("s")  # while the model's first answer is on its way
+            await wait_for(pilot, lambda: app.sessions.finished)
+            drawn = rows(app.dashboard.query_one(TestOutputLog))
+        assert len(server.requests) == 1
+    report = app.sessions.finished[0].report
+    assert report.status == "stopped" and report.exit_code == 3
+    assert report.tool_calls == 0 and posted_lines(messages) == [] and drawn == []

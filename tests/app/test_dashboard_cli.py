@@ -1,0 +1,89 @@
+"""The commands that open the dashboard, `astra-memory` (no command), `tui` and `demo`, run
+through `main` with Pilot driving the app headless in place of the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+
+from app.cli import main
+from app.screens.store_modal import StoreModal
+from app.tui import AstraApp
+from tests.app.pilot_helpers import (
+    REHEARSAL,
+    SIZE,
+    SlowModel,
+    option_texts,
+    wait_for,
+)
+from widgets import MatchesLog
+
+
+@pytest.fixture
+def cli_env(tmp_path, monkeypatch):
+    """The CLI's data dir in tmp, the hash embedder, and an app that Pilot drives headless."""
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
+    for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(
+        "app.dashboard_backend.ProcessEmbedder", lambda path=None: SlowModel(ready=True)
+    )
+    ran = SimpleNamespace(apps=[], stored=[], matches=[])
+
+    async def run_async(self: AstraApp, **kwargs) -> int:
+        """Until every session finished, confirming each store as the operator would."""
+        ran.apps.append(self)
+        async with self.run_test(size=SIZE) as pilot, asyncio.timeout(60):
+            while not (
+                len(self.sessions.finished) == len(self.sessions.plans)
+                and self.sessions.ready.is_set()
+            ):
+                modal = self.screen
+                if isinstance(modal, StoreModal) and modal.query("#store"):
+                    ran.stored.append(modal.proposal.record.memory_id)
+                    await pilot.press("y")
+                    await wait_for(pilot, lambda shown=modal: self.screen is not shown)
+                await pilot.pause(0.05)
+            await pilot.pause()
+            if self.dashboard.is_mounted:
+                ran.matches = option_texts(self.dashboard.query_one(MatchesLog))
+        return self.sessions.exit_code
+
+    monkeypatch.setattr(AstraApp, "run_async", run_async)
+    return ran
+
+
+def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
+    assert main([]) == 0
+    [app] = cli_env.apps
+    assert app.sessions.plans == [] and app.browse_first
+    titles = [command.title for command in app.get_system_commands(app.dashboard)]
+    assert {"New session", "Memory browser", "Stop session"} <= set(titles)
+
+
+def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
+    assert main(["tui", "--workspace", str(alpha)]) == 2
+    assert "needs --replay" in capsys.readouterr().err and cli_env.apps == []
+
+
+def test_tui_runs_a_rehearsed_session(cli_env, alpha):
+    code = main(["tui", "--workspace", str(alpha), "--replay", str(REHEARSAL), "--store", "yes"])
+    [app] = cli_env.apps
+    assert code == 0 and len(app.sessions.finished[0].report.stored_memory_ids) == 1
+    assert cli_env.stored == []  # --store yes: no question
+
+
+def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys):
+    code = main(["demo"])
+    out = capsys.readouterr().out
+    [app] = cli_env.apps
+    alpha, beta = (done.report for done in app.sessions.finished)
+    assert [done.plan.workspace.name for done in app.sessions.finished] == ["alpha", "beta"]
+    assert code == 0, out
+    assert "✓ beta retrieved alpha's fix" in out
+    assert "✓ beta searched memory before its first edit" in out
+    # the operator confirmed each write, and beta's matches pane shows alpha's fix
+    assert cli_env.stored == alpha.stored_memory_ids + beta.stored_memory_ids
+    assert any(alpha.stored_memory_ids[0][:8] in line for line in cli_env.matches)
