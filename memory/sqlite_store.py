@@ -4,6 +4,8 @@ Rows hold each record's JSON, its filter columns and its vector as a little-endi
 blob. Search ranks the in-scope, unexpired candidates twice — by cosine over the matrix
 and by BM25 over the keyword index — and fuses the two by reciprocal rank. The matrix is
 kept in step with this connection's writes and reloaded when another process commits.
+Opening the file and its schema live in `memory.migrations`; the ranking policy, shared
+with the VectorAI store, in `memory.ranking`.
 """
 
 from __future__ import annotations
