@@ -4,13 +4,14 @@ Rows hold each record's JSON, its filter columns and its vector as a little-endi
 blob. Search ranks the in-scope, unexpired candidates twice — by cosine over the matrix
 and by BM25 over the keyword index — and fuses the two by reciprocal rank. The matrix is
 kept in step with this connection's writes and reloaded when another process commits.
+Opening the file and its schema live in `memory.migrations`; the ranking policy, shared
+with the VectorAI store, in `memory.ranking`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -20,6 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from memory import migrations, ranking
 from memory.errors import MemoryStoreError
 from memory.records import (
     EMBEDDING_DIMENSION,
@@ -32,100 +34,6 @@ from memory.records import (
 from memory.vector_index import VectorIndex
 
 T = TypeVar("T")
-
-SCHEMA_TABLE = "astra_schema_migrations"
-BUSY_TIMEOUT_MS = 10_000
-RRF_K = 60
-
-# Append-only: never edit a shipped migration, add the next one.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (
-        1,
-        "m001_records_keywords_audit",
-        (
-            """CREATE TABLE memories (
-                id INTEGER PRIMARY KEY,
-                memory_id TEXT NOT NULL UNIQUE,
-                scope TEXT NOT NULL,
-                error_type_key TEXT NOT NULL,
-                expires_epoch REAL,
-                timestamp TEXT NOT NULL,
-                fix_description TEXT NOT NULL,
-                symptom TEXT NOT NULL,
-                error_type TEXT NOT NULL,
-                file_paths TEXT NOT NULL,
-                signature TEXT NOT NULL,
-                record_json TEXT NOT NULL,
-                embedding BLOB NOT NULL
-            )""",
-            "CREATE INDEX memories_scope ON memories(scope, error_type_key)",
-            """CREATE VIRTUAL TABLE memories_fts USING fts5(
-                fix_description, symptom, error_type, file_paths, signature,
-                content='memories', content_rowid='id', tokenize='porter unicode61'
-            )""",
-            """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
-                                         signature)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
-                        new.signature);
-            END""",
-            """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-                INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths, signature)
-                VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths, old.signature);
-            END""",
-            """CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-                INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths, signature)
-                VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths, old.signature);
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
-                                         signature)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
-                        new.signature);
-            END""",
-            """CREATE TABLE deliveries (
-                id INTEGER PRIMARY KEY,
-                memory_id TEXT NOT NULL,
-                session_id TEXT NOT NULL,
-                response_id TEXT,
-                score REAL NOT NULL,
-                rank INTEGER NOT NULL,
-                delivered_at TEXT NOT NULL,
-                session_green INTEGER
-            )""",
-            "CREATE INDEX deliveries_memory ON deliveries(memory_id)",
-            "CREATE INDEX deliveries_session ON deliveries(session_id)",
-        ),
-    ),
-)
-LATEST_VERSION = MIGRATIONS[-1][0]
-
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
-_MAX_WORDS = 64
-_STOPWORDS = frozenset(
-    "the and for with from that this not but are was were has have had you its into "
-    "def self none true false return line lines file test tests py".split()
-)
-# Scoring every record that shares a common word costs more than the word tells: keyword
-# ranking uses the rarest words, each in at most this share of the records (or this floor),
-# rarest first, until the records they match add up to the postings budget.
-RARE_WORD_SHARE = 0.01
-RARE_WORD_FLOOR = 50
-POSTINGS_BUDGET = 3000
-
-
-def keyword_words(text: str) -> list[str]:
-    """The distinct words of free failure text, as the keyword index tokenizes them."""
-    words: dict[str, None] = {}
-    for word in _WORD.findall(text):
-        lowered = word.lower()
-        if lowered not in _STOPWORDS:
-            words.setdefault(lowered, None)
-        if len(words) >= _MAX_WORDS:
-            break
-    return list(words)
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:
@@ -146,81 +54,11 @@ class SQLiteMemoryStore:
         self._lock = threading.Lock()
         self._index = VectorIndex(EMBEDDING_DIMENSION)
         self._data_version: int | None = None
-        self._conn = self._connect()
-
-    # -- opening -----------------------------------------------------------------------
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise MemoryStoreError(f"cannot create {self.path.parent}: {exc.strerror}") from exc
-        conn = None
-        try:
-            conn = sqlite3.connect(
-                self.path,
-                isolation_level=None,
-                check_same_thread=False,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-            )
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
-        except sqlite3.DatabaseError as exc:
-            if conn is not None:
-                conn.close()
-            raise MemoryStoreError(f"{self.path} is not a memory database ({exc})") from exc
-        if tables and SCHEMA_TABLE not in tables:
-            conn.close()
-            raise MemoryStoreError(
-                f"{self.path} is a SQLite database but not a memory database; refusing to touch it"
-            )
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
-
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise MemoryStoreError(f"cannot open memory database {self.path}: {exc}") from exc
-        return conn
-
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Apply each missing migration in its own transaction."""
-        conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {SCHEMA_TABLE} "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-        )
-        applied = {row[0] for row in conn.execute(f"SELECT version FROM {SCHEMA_TABLE}")}
-        if applied and max(applied) > LATEST_VERSION:
-            raise MemoryStoreError(
-                f"{self.path} has schema version {max(applied)}, newer than this program's "
-                f"{LATEST_VERSION}; upgrade astra-codebase-memory"
-            )
-        for version, name, statements in MIGRATIONS:
-            if version in applied:
-                continue
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if conn.execute(
-                    f"SELECT 1 FROM {SCHEMA_TABLE} WHERE version = ?", (version,)
-                ).fetchone():
-                    conn.execute("ROLLBACK")  # another process applied it while we waited
-                    continue
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(
-                    f"INSERT INTO {SCHEMA_TABLE} VALUES (?, ?, ?)",
-                    (version, name, utc_now().isoformat()),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        self._conn = migrations.open_database(self.path)
 
     def schema_version(self) -> int:
         with self._lock:
-            row = self._conn.execute(f"SELECT max(version) FROM {SCHEMA_TABLE}").fetchone()
-        return int(row[0] or 0)
+            return migrations.schema_version(self._conn)
 
     # -- plumbing ----------------------------------------------------------------------
 
@@ -457,33 +295,24 @@ class SQLiteMemoryStore:
         min_score: float,
         now: datetime,
     ) -> list[MemorySearchResult]:
-        """Hybrid search over the records that pass scope, error type and expiry."""
+        """Hybrid search over the records that pass scope, error type and expiry: cosine
+        and BM25 rankings fused as `memory.ranking` says."""
         with self._snapshot():
             self._sync_index()
             error_key = error_type.casefold() if error_type else None
             query = np.asarray(vector, dtype=np.float32).reshape(-1)
-            pool = max(top_k * 10, 50)
+            pool = ranking.candidate_pool(top_k)
             by_vector = self._index.top(query, scope, error_key, now.timestamp(), pool)
             if not by_vector:
                 return []
             by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
-            fused: dict[str, float] = {}
-            for ranking in ([memory_id for memory_id, _ in by_vector], by_keyword):
-                for rank, memory_id in enumerate(ranking, start=1):
-                    fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+            fused = ranking.fuse([[memory_id for memory_id, _ in by_vector], by_keyword])
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
             cosine.update(self._index.similarities(query, missing))
-            ranked = sorted(
-                (memory_id for memory_id in fused if cosine[memory_id] >= min_score),
-                key=lambda memory_id: (fused[memory_id], cosine[memory_id]),
-                reverse=True,
-            )[:top_k]
-            records = self._records(ranked)
-            return [
-                MemorySearchResult(record=records[memory_id], score=cosine[memory_id], rank=rank)
-                for rank, memory_id in enumerate(ranked, start=1)
-            ]
+            best = ranking.best_fused(fused, cosine, min_score, top_k)
+            records = self._records(best)
+            return ranking.ranked((records[memory_id], cosine[memory_id]) for memory_id in best)
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -498,7 +327,7 @@ class SQLiteMemoryStore:
     def _keyword_ranking(
         self, text: str, scope: str, error_key: str | None, now: datetime, limit: int
     ) -> list[str]:
-        words = self._rare_words(keyword_words(text))
+        words = self._rare_words(ranking.keyword_words(text))
         if not words:
             return []
         match = " OR ".join(f'"{word}"' for word in words)
@@ -513,20 +342,7 @@ class SQLiteMemoryStore:
         return [row[0] for row in rows]
 
     def _rare_words(self, words: list[str]) -> list[str]:
-        """The rarest of `words`, as many as fit the postings budget; common ones left out.
-
-        Each word's record count is counted only up to the ceiling, so looking is cheap
-        however common a word is.
-        """
-        ceiling = int(max(RARE_WORD_FLOOR, RARE_WORD_SHARE * len(self._index)))
-        counts = {word: self._records_with(word, ceiling + 1) for word in words}
-        chosen, postings = [], 0
-        for word in sorted((w for w in words if 0 < counts[w] <= ceiling), key=counts.__getitem__):
-            if postings + counts[word] > POSTINGS_BUDGET:
-                break
-            chosen.append(word)
-            postings += counts[word]
-        return chosen
+        return ranking.rare_words(words, len(self._index), self._records_with)
 
     def _records_with(self, word: str, cap: int) -> int:
         return self._conn.execute(

@@ -4,8 +4,9 @@ Each record is a point whose id is its memory_id and whose payload is the record
 plus two filter keys (a casefolded error type and an expiry epoch). Scope, error type and
 expiry travel with the search as a server-side filter, so they narrow the candidates before
 anything is ranked, as in the embedded store. The server has no keyword index, so ranking
-is by cosine alone. The delivery audit lives in a second collection, one point per
-delivery, so writers on different machines never overwrite each other's counts.
+is by cosine alone (`memory.ranking` sets the two stores side by side). The delivery audit
+lives in a second collection, one point per delivery, so writers on different machines
+never overwrite each other's counts.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from actian_vectorai.models.common import Condition, Filter
 from actian_vectorai.models.enums import Distance
 from actian_vectorai.models.points import PointStruct, RetrievedPoint
 
+from memory import ranking
 from memory.errors import MemoryStoreError
 from memory.records import (
     EMBEDDING_DIMENSION,
@@ -356,8 +358,8 @@ class VectorAIMemoryStore:
         min_score: float,
         now: datetime,
     ) -> list[MemorySearchResult]:
-        """Cosine ranking of the in-scope, unexpired records; `query_text` is not used
-        because the server has no keyword index."""
+        """Cosine ranking of the in-scope, unexpired records, as `memory.ranking` says;
+        `query_text` is not used because the server has no keyword index."""
         conditions = [Field("scope").eq(scope), Field(EXPIRES_KEY).gt(now.timestamp())]
         if error_type:
             conditions.append(Field(ERROR_KEY).eq(error_type.casefold()))
@@ -373,10 +375,7 @@ class VectorAIMemoryStore:
                 score_threshold=min_score,
             ),
         )
-        return [
-            MemorySearchResult(record=_record(point.payload), score=point.score, rank=rank)
-            for rank, point in enumerate(points, start=1)
-        ]
+        return ranking.ranked((_record(point.payload), point.score) for point in points)
 
     async def close(self) -> None:
         async with self._opening:

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from memory.errors import MemoryStoreError
+from memory.migrations import LATEST_VERSION
+from memory.ranking import keyword_words
 from memory.records import MemoryRecord
-from memory.sqlite_store import LATEST_VERSION, SQLiteMemoryStore, keyword_words
+from memory.sqlite_store import SQLiteMemoryStore
 from memory.store import open_store
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

@@ -1,0 +1,98 @@
+"""How the stores rank a search, in one place: which words count, and how rankings fuse.
+
+Both stores narrow the candidates the same way before ranking (scope, error type, expiry)
+and both report cosine similarity as the score. They differ only in how they order:
+
+| store      | ranks by                                                  | why                     |
+|------------|-----------------------------------------------------------|-------------------------|
+| `sqlite`   | cosine rank and BM25 rank over the query's rare words,    | FTS5 gives a keyword    |
+|            | fused by reciprocal rank (`fuse`); ties broken by cosine  | index for free          |
+| `vectorai` | cosine alone, as the server returns it                    | the client has no       |
+|            |                                                           | keyword index           |
+
+So a failure whose words name the fix (a file, an identifier) can rank higher in the
+embedded store than in the server store; `min_score` applies to cosine in both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+
+from memory.records import MemoryRecord, MemorySearchResult
+
+RRF_K = 60
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+_MAX_WORDS = 64
+_STOPWORDS = frozenset(
+    "the and for with from that this not but are was were has have had you its into "
+    "def self none true false return line lines file test tests py".split()
+)
+# Scoring every record that shares a common word costs more than the word tells: keyword
+# ranking uses the rarest words, each in at most this share of the records (or this floor),
+# rarest first, until the records they match add up to the postings budget.
+RARE_WORD_SHARE = 0.01
+RARE_WORD_FLOOR = 50
+POSTINGS_BUDGET = 3000
+
+
+def candidate_pool(top_k: int) -> int:
+    """How many candidates each ranking contributes before fusion."""
+    return max(top_k * 10, 50)
+
+
+def keyword_words(text: str) -> list[str]:
+    """The distinct words of free failure text, as the keyword index tokenizes them."""
+    words: dict[str, None] = {}
+    for word in _WORD.findall(text):
+        lowered = word.lower()
+        if lowered not in _STOPWORDS:
+            words.setdefault(lowered, None)
+        if len(words) >= _MAX_WORDS:
+            break
+    return list(words)
+
+
+def rare_words(words: list[str], records: int, count: Callable[[str, int], int]) -> list[str]:
+    """The rarest of `words`, as many as fit the postings budget; common ones left out.
+
+    `count(word, cap)` is how many of the `records` hold the word, counted only up to
+    `cap`, so looking is cheap however common a word is.
+    """
+    ceiling = int(max(RARE_WORD_FLOOR, RARE_WORD_SHARE * records))
+    counts = {word: count(word, ceiling + 1) for word in words}
+    chosen, postings = [], 0
+    for word in sorted((w for w in words if 0 < counts[w] <= ceiling), key=counts.__getitem__):
+        if postings + counts[word] > POSTINGS_BUDGET:
+            break
+        chosen.append(word)
+        postings += counts[word]
+    return chosen
+
+
+def fuse(rankings: Iterable[Sequence[str]]) -> dict[str, float]:
+    """Reciprocal-rank fusion: each id's sum of 1/(RRF_K + rank) over the rankings."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, memory_id in enumerate(ranking, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
+
+
+def best_fused(
+    fused: dict[str, float], cosine: dict[str, float], min_score: float, top_k: int
+) -> list[str]:
+    """The `top_k` ids at or above `min_score` cosine, by fused score, then cosine."""
+    return sorted(
+        (memory_id for memory_id in fused if cosine[memory_id] >= min_score),
+        key=lambda memory_id: (fused[memory_id], cosine[memory_id]),
+        reverse=True,
+    )[:top_k]
+
+
+def ranked(scored: Iterable[tuple[MemoryRecord, float]]) -> list[MemorySearchResult]:
+    """Results numbered 1, 2, ... in the order given, each scored by its cosine."""
+    return [
+        MemorySearchResult(record=record, score=score, rank=rank)
+        for rank, (record, score) in enumerate(scored, start=1)
+    ]

@@ -1,0 +1,42 @@
+"""The ranking policy both stores share: rare words within a postings budget, and fusion."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import ranking
+
+
+def counter(counts: dict[str, int]):
+    return lambda word, cap: min(counts.get(word, 0), cap)
+
+
+@pytest.mark.parametrize(
+    ("records", "counts", "expected"),
+    [
+        # ceiling max(50, 1% of 1000) = 50: "common" is over it, "missing" matches nothing
+        (1000, {"common": 400, "mid": 40, "rare": 2}, ["rare", "mid"]),
+        # ceiling 10,000; rarest first until the 3,000 postings are spent
+        (1_000_000, {"x": 2500, "y": 600, "z": 100}, ["z", "y"]),
+    ],
+)
+def test_rare_words_are_the_rarest_within_the_postings_budget(records, counts, expected):
+    words = [*counts, "missing"]
+    assert ranking.rare_words(words, records, counter(counts)) == expected
+
+
+def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
+    fused = ranking.fuse([["a", "b", "c"], ["b", "d"]])
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    cosine = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3}
+    assert ranking.best_fused(fused, cosine, min_score=-1.0, top_k=3) == ["b", "a", "d"]
+
+
+@pytest.mark.parametrize(
+    ("min_score", "top_k", "expected"),
+    [(-1.0, 10, ["b", "a"]), (-1.0, 1, ["b"]), (0.32, 10, ["b"]), (0.4, 10, [])],
+)
+def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, expected):
+    fused = ranking.fuse([["a", "b"], ["b", "a"]])  # a and b tie on the fused score
+    cosine = {"a": 0.3, "b": 0.35}
+    assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
