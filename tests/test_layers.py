@@ -26,9 +26,6 @@ MUST_NOT_LOAD = {
     "widgets": {"app"},
     "app": set(),
 }
-# tui.py imports memory_browser.py, which imports AstraApp back for its type hints. Issue 9's
-# app/ part removes it: then delete it here, and the test holds the graph to no cycle at all.
-KNOWN_CYCLES = {frozenset({"app.tui", "app.screens.memory_browser"})}
 
 PROBE = """
 import importlib, sys
@@ -79,7 +76,7 @@ def import_cycles() -> set[frozenset[str]]:
 
 
 def test_no_import_cycles_type_checking_imports_included():
-    assert import_cycles() == KNOWN_CYCLES
+    assert import_cycles() == set()
 
 
 def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
