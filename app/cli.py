@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="astra-memory",
         description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
         epilog="Environment: OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL, ASTRA_MEMORY_URL, "
-        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDING_MODEL_PATH.",
+        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -176,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser("ledger", help="live spend by session")
 
+    model = commands.add_parser("model", help="the embedding model")
+    model_actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
+    model_actions.add_parser(
+        "prepare",
+        help="export the embedding model to ONNX now (else done on first use), with progress",
+    )
+
     smoke = commands.add_parser(
         "smoke", help="check the store end to end: store a temporary fix, then verify it"
     )
@@ -222,9 +229,27 @@ def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
         from app import session_commands
 
         return getattr(session_commands, args.command)
+    if args.command == "model":
+        return model_prepare
     from app import memory_commands
 
     return memory_commands.dispatch
+
+
+async def model_prepare(args: argparse.Namespace, settings: Settings) -> int:
+    """Export and check the ONNX embedder into the data dir; once made, say where it is."""
+    from memory.embedder import resolve_model_path
+    from memory.onnx_embedder import onnx_path, say_on_stderr
+    from memory.onnx_export import export_model
+
+    model_path = resolve_model_path(settings.astra_embedding_model_path)
+    target = onnx_path(model_path, settings.data_dir)
+    if target.is_file():
+        say_on_stderr("the embedding model is already prepared")
+    else:
+        await asyncio.to_thread(export_model, model_path, target, say_on_stderr)
+    print(target)
+    return 0
 
 
 def _fail(message: str, code: int) -> int:

@@ -447,7 +447,7 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
 ):
     [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
     model = SlowModel(failure)
-    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: model)
+    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda *_args, **_kwargs: model)
     app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
@@ -494,7 +494,9 @@ def cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr("app.session_host.ProcessEmbedder", lambda path=None: SlowModel(ready=True))
+    monkeypatch.setattr(
+        "app.session_host.ProcessEmbedder", lambda *_args, **_kwargs: SlowModel(ready=True)
+    )
     ran = SimpleNamespace(apps=[], stored=[], matches=[])
 
     async def run_async(self: AstraApp, **kwargs) -> int:
