@@ -139,7 +139,7 @@ def shared_embedder(
     per process. `onnx` needs the data dir, where its export lives."""
     if kind not in EMBEDDERS:
         raise EmbedderUnavailableError(f"unknown embedder {kind!r}: expected onnx or torch")
-    key = (kind, str(model_path or ""), str(data_dir or ""))
+    key = (kind, str(model_path or ""), str(data_dir or "") if kind == "onnx" else "")
     with _shared_lock:
         if key not in _shared:
             if kind == "onnx":
