@@ -34,6 +34,7 @@ BATCH_SIZE = 32  # as sentence-transformers' encode; texts sorted by length, so 
 # 50-90 ms / 4-6 s under load (their spinning workers fight other processes, and the
 # dashboard's own thread). Full optimisation loads as fast as basic (115-175 ms).
 INTRA_OP_THREADS = 1
+GRAPH_OPTIMIZATION = "ORT_ENABLE_ALL"
 
 Progress = Callable[[str], None]
 
@@ -109,7 +110,9 @@ class OnnxEncoder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = INTRA_OP_THREADS
         options.inter_op_num_threads = 1
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.graph_optimization_level = getattr(
+            onnxruntime.GraphOptimizationLevel, GRAPH_OPTIMIZATION
+        )
         self._tokenizer = tokenizer
         self._session = onnxruntime.InferenceSession(
             str(onnx_file), options, providers=["CPUExecutionProvider"]
