@@ -28,12 +28,14 @@ from memory.errors import EmbedderUnavailableError
 from memory.records import EMBEDDING_DIMENSION, EMBEDDING_MODEL
 
 BATCH_SIZE = 32  # as sentence-transformers' encode; texts sorted by length, so little padding
-# Measured on this 2-core machine shared with other work (bench/bench_embedder.py --sweep):
-# one intra-op thread embeds a query in ~20 ms and a batch of 256 in ~1.8 s at every graph
-# optimisation level; two threads were 10.9 ms / 1.7 s when the machine was idle but
-# 50-90 ms / 4-6 s under load (their spinning workers fight other processes, and the
-# dashboard's own thread). Full optimisation loads as fast as basic (115-175 ms).
-INTRA_OP_THREADS = 1
+# Measured on this 2-core machine shared with other work (bench/bench_embedder.py --sweep,
+# and /tmp experiments quoted in the README): graph optimisation levels differ by noise at
+# run time and ORT_ENABLE_ALL loads as fast as basic (115-175 ms). Two intra-op threads
+# beat one (query p50 12 vs 21 ms, 256 long texts 9.3 vs 13.4 s) when the machine is
+# quiet, but their spinning workers collapsed to 50-90 ms a query under load; with spinning
+# off they keep most of the gain (16 ms, 12.5 s) and yield the core when others need it.
+INTRA_OP_THREADS = 2
+ALLOW_SPINNING = "0"
 GRAPH_OPTIMIZATION = "ORT_ENABLE_ALL"
 
 Progress = Callable[[str], None]
@@ -110,6 +112,7 @@ class OnnxEncoder:
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = INTRA_OP_THREADS
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", ALLOW_SPINNING)
         options.graph_optimization_level = getattr(
             onnxruntime.GraphOptimizationLevel, GRAPH_OPTIMIZATION
         )
