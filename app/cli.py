@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="astra-memory",
         description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
         epilog="Environment: OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL, ASTRA_MEMORY_URL, "
-        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDING_MODEL_PATH.",
+        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -176,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--memory", metavar="URL", help="memory store URL")
 
     commands.add_parser("ledger", help="live spend by session")
+
+    model = commands.add_parser("model", help="the embedding model")
+    model_actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
+    model_actions.add_parser(
+        "prepare",
+        help="export the embedding model to ONNX now (else done on first use), with progress",
+    )
 
     smoke = commands.add_parser(
         "smoke", help="check the store end to end: store a temporary fix, then verify it"

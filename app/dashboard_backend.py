@@ -41,7 +41,13 @@ class DashboardBackend:
         self.store = store
         self.scope = scope
         self.model_process = (
-            ProcessEmbedder(settings.astra_embedding_model_path) if embedder is None else None
+            ProcessEmbedder(
+                settings.astra_embedding_model_path,
+                kind=settings.astra_embedder,
+                data_dir=settings.data_dir,
+            )
+            if embedder is None
+            else None
         )
         self.embedder: Embedder = embedder or self.model_process
 

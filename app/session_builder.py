@@ -100,7 +100,12 @@ def build_agent(
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
-        embedder or shared_embedder(settings.astra_embedding_model_path),
+        embedder
+        or shared_embedder(
+            settings.astra_embedding_model_path,
+            kind=settings.astra_embedder,
+            data_dir=settings.data_dir,
+        ),
         session_id=session_id,
         scope=options.scope,
     )

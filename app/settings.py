@@ -1,7 +1,8 @@
 """Configuration from the environment (and a `.env` file), built once by the CLI.
 
 The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL,
-ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, plus ASTRA_EMBEDDING_MODEL_PATH and
+ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER (onnx|torch), plus
+ASTRA_EMBEDDING_MODEL_PATH and
 ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models).
 
 Plain Python rather than pydantic-settings: the dashboard reads its settings before its
@@ -55,6 +56,12 @@ def _set_values(variables: Mapping[str, str | None]) -> dict[str, str]:
     return {name.upper(): value for name, value in variables.items() if value}
 
 
+def _embedder(text: str) -> str:
+    if text.lower() not in ("onnx", "torch"):
+        raise ValueError(f"expected onnx or torch, got {text!r}")
+    return text.lower()
+
+
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("astra-codebase-memory"))
 
@@ -67,6 +74,7 @@ class Settings:
     astra_memory_url: str | None = None
     astra_data_dir: Path = field(default_factory=_default_data_dir)
     astra_budget_usd: float | None = None
+    astra_embedder: str = "onnx"
     astra_embedding_model_path: Path | None = None
     astra_price_input_per_million: float | None = None
     astra_price_output_per_million: float | None = None
@@ -108,6 +116,7 @@ class Settings:
 PARSERS: dict[str, Callable[[str], object]] = {
     "openai_api_key": Secret,
     "astra_data_dir": Path,
+    "astra_embedder": _embedder,
     "astra_embedding_model_path": Path,
     "astra_budget_usd": _non_negative,
     "astra_price_input_per_million": _non_negative,

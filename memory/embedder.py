@@ -1,7 +1,10 @@
 """Local sentence embeddings: all-MiniLM-L6-v2 on the CPU, never downloaded at run time.
 
-Importing sentence-transformers and torch takes seconds, so the model loads lazily, once
-per process, under a lock; `embed` runs the encoder in a thread so no event loop stalls.
+Two implementations give the same vectors: `OnnxEmbedder` (memory/onnx_embedder.py, the
+default, loads in about a second) and `SentenceTransformerEmbedder` here, the reference
+and the fallback. Importing sentence-transformers and torch takes seconds, so each model
+loads lazily, once per process, under a lock; `embed` runs the encoder in a thread so no
+event loop stalls.
 """
 
 from __future__ import annotations
@@ -114,17 +117,37 @@ class SentenceTransformerEmbedder:
     async def embed(self, text: str) -> np.ndarray:
         return (await self.embed_many([text]))[0]
 
+    def transformer(self) -> Any:
+        """The underlying Hugging Face module (for the ONNX export)."""
+        self.load()
+        return self._model[0].auto_model
 
-_shared: dict[str, SentenceTransformerEmbedder] = {}
+
+EMBEDDERS = ("onnx", "torch")  # ASTRA_EMBEDDER's values; onnx is the default
+
+_shared: dict[tuple[str, str, str], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
 def shared_embedder(
     model_path: str | os.PathLike[str] | None = None,
-) -> SentenceTransformerEmbedder:
-    """The process-wide embedder for `model_path`, so the model is loaded once per process."""
-    key = str(model_path or "")
+    *,
+    kind: str = "torch",
+    data_dir: str | os.PathLike[str] | None = None,
+) -> Embedder:
+    """The process-wide embedder of this kind for `model_path`, so the model is loaded once
+    per process. `onnx` needs the data dir, where its export lives."""
+    if kind not in EMBEDDERS:
+        raise EmbedderUnavailableError(f"unknown embedder {kind!r}: expected onnx or torch")
+    key = (kind, str(model_path or ""), str(data_dir or "") if kind == "onnx" else "")
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = SentenceTransformerEmbedder(model_path)
+            if kind == "onnx":
+                if data_dir is None:
+                    raise EmbedderUnavailableError("the ONNX embedder needs a data dir")
+                from memory.onnx_embedder import OnnxEmbedder
+
+                _shared[key] = OnnxEmbedder(data_dir, model_path)
+            else:
+                _shared[key] = SentenceTransformerEmbedder(model_path)
         return _shared[key]

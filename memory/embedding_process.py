@@ -1,8 +1,9 @@
 """The embedding model in a child process, so the dashboard's process never imports torch.
 
 Importing torch and sentence-transformers holds the GIL for hundreds of milliseconds at a
-time, which stalls an event loop even when the import runs in a thread. `ProcessEmbedder`
-runs `SentenceTransformerEmbedder` in `python -P -m memory.embedding_process [MODEL_PATH]`
+time, which stalls an event loop even when the import runs in a thread; so does the ONNX
+embedder's one-time export, which needs torch. `ProcessEmbedder` runs the chosen embedder
+(`onnx` or `torch`) in `python -P -m memory.embedding_process KIND DATA_DIR [MODEL_PATH]`
 and talks to it over its stdin and stdout in frames of a 5-byte header (status byte, then
 the payload's length as a little-endian uint32) and a payload. A request is a JSON list of
 texts (status OK); the answer is their vectors as little-endian float32 rows (OK) or a
@@ -28,7 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from memory.embedder import EmbedderUnavailableError, SentenceTransformerEmbedder
+from memory.embedder import Embedder, EmbedderUnavailableError, shared_embedder
 from memory.records import EMBEDDING_DIMENSION, EMBEDDING_MODEL
 from memory.safety import scrub_environment
 
@@ -68,8 +69,13 @@ class ProcessEmbedder:
         self,
         model_path: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        *,
+        kind: str = "torch",
+        data_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self._configured_path = model_path
+        self._kind = kind
+        self._data_dir = data_dir
         self._env = os.environ if env is None else env
         self._process: subprocess.Popen[bytes] | None = None  # loaded and answering
         self._starting: subprocess.Popen[bytes] | None = None  # loading the model
@@ -133,7 +139,8 @@ class ProcessEmbedder:
         if self._process is not None:
             return
         # -P: the operator's current folder must not shadow our modules in the child
-        command = [sys.executable, "-P", "-m", "memory.embedding_process"]
+        command = [sys.executable, "-P", "-m", "memory.embedding_process", self._kind]
+        command.append(os.fspath(self._data_dir or ""))
         if self._configured_path:
             command.append(os.fspath(self._configured_path))
         process = subprocess.Popen(
@@ -223,11 +230,10 @@ class ProcessEmbedder:
             return process.wait()
 
 
-def serve(requests: BinaryIO, answers: BinaryIO, model_path: str | None) -> int:
+def serve(requests: BinaryIO, answers: BinaryIO, embedder: Embedder) -> int:
     """The child's loop: load the model, then answer each request until stdin closes."""
-    embedder = SentenceTransformerEmbedder(model_path)
     try:
-        embedder.load()
+        embedder.embed_many_sync(["load"])
     except Exception as exc:  # the parent shows this reason to the operator
         write_frame(answers, ERROR, str(exc)[:4000].encode())
         return 1
@@ -244,7 +250,15 @@ def serve(requests: BinaryIO, answers: BinaryIO, model_path: str | None) -> int:
 def main() -> int:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints must not corrupt frames
-    return serve(sys.stdin.buffer, answers, sys.argv[1] if len(sys.argv) > 1 else None)
+    kind, data_dir, *model_path = sys.argv[1:]
+    try:
+        embedder = shared_embedder(
+            model_path[0] if model_path else None, kind=kind, data_dir=data_dir or None
+        )
+    except EmbedderUnavailableError as exc:
+        write_frame(answers, ERROR, str(exc).encode())
+        return 1
+    return serve(sys.stdin.buffer, answers, embedder)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
-"""Shared fixtures: a fresh store per test, the hash embedder, and the real model once."""
+"""Shared fixtures: a fresh store per test, the hash embedder, and the real model once.
+
+The suite runs the commands with ASTRA_EMBEDDER=torch, the reference model loaded once per
+process: most tests give each run its own ASTRA_DATA_DIR, where the ONNX embedder would be
+exported again each time. tests/memory/test_onnx_embedder.py covers the ONNX path, the
+default, with one export for the session.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +17,8 @@ from memory.embedder import shared_embedder
 from memory.service import MemoryService
 from memory.store import open_store
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+
+os.environ["ASTRA_EMBEDDER"] = "torch"
 
 
 @pytest.fixture

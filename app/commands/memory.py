@@ -41,7 +41,11 @@ async def memory(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _embedder(settings: Settings):
-    return shared_embedder(settings.astra_embedding_model_path)
+    return shared_embedder(
+        settings.astra_embedding_model_path,
+        kind=settings.astra_embedder,
+        data_dir=settings.data_dir,
+    )
 
 
 async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:

@@ -350,7 +350,7 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
 ):
     [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
     model = SlowModel(failure)
-    monkeypatch.setattr("app.dashboard_backend.ProcessEmbedder", lambda path=None: model)
+    monkeypatch.setattr("app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: model)
     app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)

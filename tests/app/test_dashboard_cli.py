@@ -28,7 +28,7 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(
-        "app.dashboard_backend.ProcessEmbedder", lambda path=None: SlowModel(ready=True)
+        "app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: SlowModel(ready=True)
     )
     ran = SimpleNamespace(apps=[], stored=[], matches=[])
 

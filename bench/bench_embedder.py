@@ -1,0 +1,215 @@
+"""The ONNX embedder against the torch path, as ratios from one run (issue 12's targets).
+
+1. Cold `astra-memory memory search QUERY` on a 1k-record store, fresh processes,
+   interleaved: ASTRA_EMBEDDER=onnx, =torch, and `python -c "import numpy"`. Targets:
+   onnx <= 0.2x torch and <= 6x numpy.
+2. In one process: query embedding p50 (each eval query alone) and a batch of 256
+   record texts, onnx vs torch. Targets: p50 no slower, batch <= 1.2x.
+3. `demo --headless`, onnx vs torch. Target: <= 0.6x.
+4. The dashboard's model: `ProcessEmbedder` (as the dashboard runs it) from start to the
+   first query's vector. Target: within 2 s of launch.
+--sweep also times onnxruntime's session options (threads x graph optimisation).
+
+    .venv/bin/python bench/bench_embedder.py [--runs 3] [--sweep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+DATA = ROOT / "tests" / "memory" / "data"
+CLI = [sys.executable, "-m", "app.cli"]
+QUERY = "AssertionError: expected 3 origins, got 1 in test_parse_origins"
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, env=env, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+async def fill_store(url: str, count: int) -> None:
+    from bench_memory import TextGen, make_items
+
+    from memory.store import open_store
+
+    rng = np.random.default_rng(12)
+    store = open_store(url)
+    await store.upsert_many(make_items(TextGen(rng), rng, count))
+    await store.close()
+
+
+def cold_search(data_dir: Path, runs: int) -> dict:
+    url = f"sqlite:///{data_dir}/memory.sqlite3"
+    asyncio.run(fill_store(url, 1000))
+    env = {**os.environ, "ASTRA_DATA_DIR": str(data_dir), "ASTRA_MEMORY_URL": url}
+    subprocess.run([*CLI, "model", "prepare"], env=env, cwd=ROOT, check=True)
+    search = [*CLI, "memory", "search", QUERY, "--scope", "repo:main"]
+    variants = {
+        "onnx": (search, {**env, "ASTRA_EMBEDDER": "onnx"}),
+        "torch": (search, {**env, "ASTRA_EMBEDDER": "torch"}),
+        "numpy": ([sys.executable, "-c", "import numpy"], env),
+    }
+    for command, variant_env in variants.values():  # warm the page cache and bytecode
+        timed(command, variant_env)
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(runs):
+        for name, (command, variant_env) in variants.items():
+            times[name].append(timed(command, variant_env))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    return {
+        **{f"{name}_s": value for name, value in medians.items()},
+        "onnx_vs_torch": medians["onnx"] / medians["torch"],
+        "onnx_vs_numpy": medians["onnx"] / medians["numpy"],
+    }
+
+
+def embedding_speed(data_dir: Path) -> dict:
+    from memory.embedder import SentenceTransformerEmbedder
+    from memory.onnx_embedder import OnnxEmbedder
+
+    queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").open()]
+    fixes = [json.loads(line) for line in (DATA / "fixes.jsonl").open()]
+    texts = [f"{f.get('symptom', '')}\n{f['fix_description']}" for f in fixes]
+    batch = (texts * (256 // len(texts) + 1))[:256]
+    result = {}
+    for name, embedder in (
+        ("onnx", OnnxEmbedder(data_dir)),
+        ("torch", SentenceTransformerEmbedder()),
+    ):
+        started = time.perf_counter()
+        embedder.load()
+        load = time.perf_counter() - started
+        singles = []
+        for query in queries:
+            started = time.perf_counter()
+            embedder.embed_many_sync([query])
+            singles.append(time.perf_counter() - started)
+        batches = []
+        for _ in range(3):
+            started = time.perf_counter()
+            embedder.embed_many_sync(batch)
+            batches.append(time.perf_counter() - started)
+        result[name] = {
+            "load_s": load,
+            "query_p50_ms": 1000 * statistics.median(singles),
+            "batch256_s": min(batches),
+        }
+    result["query_p50_ratio"] = result["onnx"]["query_p50_ms"] / result["torch"]["query_p50_ms"]
+    result["batch256_ratio"] = result["onnx"]["batch256_s"] / result["torch"]["batch256_s"]
+    return result
+
+
+def demo(data_dir: Path) -> dict:
+    result = {}
+    for name in ("onnx", "torch"):
+        with tempfile.TemporaryDirectory() as scratch:
+            env = {**os.environ, "ASTRA_DATA_DIR": scratch, "ASTRA_EMBEDDER": name}
+            env.pop("ASTRA_MEMORY_URL", None)
+            if name == "onnx":  # the export is made once per install, not per demo
+                models = Path(scratch) / "models"
+                models.symlink_to(data_dir / "models", target_is_directory=True)
+            result[f"{name}_s"] = timed([*CLI, "demo", "--headless"], env)
+    result["onnx_vs_torch"] = result["onnx_s"] / result["torch_s"]
+    return result
+
+
+def dashboard_model(data_dir: Path) -> dict:
+    from memory.embedding_process import ProcessEmbedder
+
+    started = time.perf_counter()
+    embedder = ProcessEmbedder(kind="onnx", data_dir=data_dir)
+    embedder.embed_many_sync([QUERY])
+    first = time.perf_counter() - started
+    embedder.close()
+    return {"first_query_s": first}
+
+
+def sweep(data_dir: Path) -> list[dict]:
+    from memory import onnx_embedder
+    from memory.embedder import resolve_model_path
+
+    model_path = resolve_model_path()
+    onnx_file = onnx_embedder.onnx_path(model_path, data_dir)
+    queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").open()][:60]
+    batch = (queries * 5)[:256]
+    rows = []
+    for threads in (1, 2):
+        for level in ("ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"):
+            onnx_embedder.INTRA_OP_THREADS = threads
+            onnx_embedder.GRAPH_OPTIMIZATION = level
+            started = time.perf_counter()
+            encoder = onnx_embedder.OnnxEncoder(onnx_file, model_path)
+            load = time.perf_counter() - started
+            singles = []
+            for query in queries:
+                started = time.perf_counter()
+                encoder.encode([query])
+                singles.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            encoder.encode(batch)
+            rows.append(
+                {
+                    "threads": threads,
+                    "level": level,
+                    "load_ms": 1000 * load,
+                    "query_p50_ms": 1000 * statistics.median(singles),
+                    "batch256_s": time.perf_counter() - started,
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sweep", action="store_true", help="only the session-options sweep")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as name:
+        data_dir = Path(name)
+        if args.sweep:
+            subprocess.run(
+                [*CLI, "model", "prepare"],
+                env={**os.environ, "ASTRA_DATA_DIR": name},
+                cwd=ROOT,
+                check=True,
+            )
+            sweep(data_dir)
+            return
+        figures = {"cold_search": cold_search(data_dir, args.runs)}
+        print(json.dumps(figures["cold_search"]), flush=True)
+        figures["embedding"] = embedding_speed(data_dir)
+        print(json.dumps(figures["embedding"]), flush=True)
+        figures["dashboard_model"] = dashboard_model(data_dir)
+        print(json.dumps(figures["dashboard_model"]), flush=True)
+        figures["demo"] = demo(data_dir)
+        print(json.dumps(figures["demo"]), flush=True)
+    cold, embedding = figures["cold_search"], figures["embedding"]
+    checks = [
+        ("cold search <= 0.2x torch", cold["onnx_vs_torch"] <= 0.2),
+        ("cold search <= 6x import numpy", cold["onnx_vs_numpy"] <= 6),
+        ("query p50 no slower than torch", embedding["query_p50_ratio"] <= 1.0),
+        ("batch of 256 <= 1.2x torch", embedding["batch256_ratio"] <= 1.2),
+        ("demo --headless <= 0.6x torch", figures["demo"]["onnx_vs_torch"] <= 0.6),
+        ("dashboard model answers within 2 s", figures["dashboard_model"]["first_query_s"] <= 2),
+    ]
+    for label, met in checks:
+        print(f"{'met   ' if met else 'MISSED'} {label}")
+
+
+if __name__ == "__main__":
+    main()
