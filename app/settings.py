@@ -2,7 +2,8 @@
 
 The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL,
 ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, plus ASTRA_EMBEDDING_MODEL_PATH and
-ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models).
+ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_CACHED_INPUT_PER_MILLION /
+ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models).
 
 Plain Python rather than pydantic-settings: the dashboard reads its settings before its
 first frame, and importing pydantic alone would take longer than that whole frame.
@@ -69,6 +70,7 @@ class Settings:
     astra_budget_usd: float | None = None
     astra_embedding_model_path: Path | None = None
     astra_price_input_per_million: float | None = None
+    astra_price_cached_input_per_million: float | None = None
     astra_price_output_per_million: float | None = None
 
     @classmethod
@@ -111,5 +113,6 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_embedding_model_path": Path,
     "astra_budget_usd": _non_negative,
     "astra_price_input_per_million": _non_negative,
+    "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,
 }
