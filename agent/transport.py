@@ -23,7 +23,12 @@ from typing import Any, Protocol
 
 import httpx
 
-RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+# Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
+# MAX_RETRIES, and a server's `retry-after` honoured up to a minute.
+MAX_RETRIES = 3
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+MAX_RETRY_AFTER_S = 60.0
 REDACTED = "[REDACTED]"
 _MAX_ERROR_TEXT = 300
 
@@ -61,6 +66,11 @@ class ResponsesAPIError(Exception):
         return f"{head}{code}: {self.message}"
 
 
+class OutcomeUnknownError(ResponsesAPIError):
+    """The request was sent and no answer came (a timeout, a connection lost part-way): the
+    server may have run and billed it. Never retried; the caller charges its worst case."""
+
+
 @dataclass(frozen=True)
 class RetryNotice:
     """Told to the operator before each backoff sleep."""
@@ -88,6 +98,24 @@ def retry_after_s(headers: Mapping[str, str], now: datetime) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
+def should_retry(status: int, headers: Mapping[str, str], *, quota_spent: bool = False) -> bool:
+    """The SDK's rule: `x-should-retry` decides when present; else 408, 409, 429 (unless the
+    quota is spent, which waiting cannot fix) and every 5xx."""
+    verdict = headers.get("x-should-retry")
+    if verdict in ("true", "false"):
+        return verdict == "true"
+    return not quota_spent and (status in (408, 409, 429) or status >= 500)
+
+
+def retry_delay_s(retries_taken: int, asked_s: float | None) -> float:
+    """The server's wait when it asked for one of a minute or less, else the SDK's
+    exponential backoff (0.5 s doubling to 8 s) less a random 0-25%."""
+    if asked_s is not None and 0 < asked_s <= MAX_RETRY_AFTER_S:
+        return asked_s
+    backoff_s = min(INITIAL_RETRY_DELAY_S * 2**retries_taken, MAX_RETRY_DELAY_S)
+    return backoff_s * (1 - 0.25 * random.random())
+
+
 def error_from_response(response: httpx.Response) -> ResponsesAPIError:
     """The server's own error type, code and message, or the start of whatever it sent."""
     try:
@@ -107,7 +135,7 @@ def error_from_response(response: httpx.Response) -> ResponsesAPIError:
         status=response.status_code,
         error_type=None if error_type is None else str(error_type),
         code=None if code is None else str(code),
-        retryable=response.status_code in RETRYABLE_STATUSES and not quota_spent,
+        retryable=should_retry(response.status_code, response.headers, quota_spent=quota_spent),
     )
 
 
@@ -115,8 +143,13 @@ def describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+class _NotSent(Exception):
+    """A connection failed before the request's first byte left: safe to retry."""
+
+
 class HttpResponsesTransport:
-    """POSTs to `{base_url}/responses`, retrying rate limits, server errors and network faults."""
+    """POSTs to `{base_url}/responses`, retrying as the openai SDK does, except a request that
+    may have reached the server: that one raises OutcomeUnknownError."""
 
     def __init__(
         self,
@@ -124,9 +157,7 @@ class HttpResponsesTransport:
         api_key: str,
         *,
         timeout_s: float = 120.0,
-        max_retries: int = 3,
-        backoff_base_s: float = 0.5,
-        backoff_cap_s: float = 30.0,
+        max_retries: int = MAX_RETRIES,
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         client: httpx.AsyncClient | None = None,
@@ -135,8 +166,6 @@ class HttpResponsesTransport:
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_cap_s = backoff_cap_s
         self.on_retry = on_retry
         self.sleep = sleep
         self._owns_client = client is None
@@ -146,29 +175,11 @@ class HttpResponsesTransport:
         attempt = 0
         while True:
             try:
-                response = await self._client.post(
-                    self.url,
-                    json=payload,
-                    headers={"Authorization": f"Bearer {self._api_key}"},
-                    timeout=self.timeout_s,
-                )
-            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-                raise ResponsesAPIError(
-                    self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
-                    error_type="invalid_base_url",
-                ) from exc
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                # the request never left: retrying cannot send (or bill) it twice
-                reason, asked_s = describe(exc), None
+                response = await self._exchange(payload)
+            except _NotSent as exc:
+                reason, asked_s = str(exc), None
                 message = self._scrub(f"could not reach {self.url}: {reason}")
                 failure = ResponsesAPIError(message, retryable=True)
-            except httpx.TransportError as exc:
-                raise ResponsesAPIError(
-                    self._scrub(
-                        f"the request to {self.url} failed after it was sent ({describe(exc)}); "
-                        "not retried, since the server may have run (and billed) it"
-                    )
-                ) from exc
             else:
                 if response.is_success:
                     return self._body(response)
@@ -180,17 +191,37 @@ class HttpResponsesTransport:
                 if failure.retryable and attempt:
                     failure.message += f" (gave up after {attempt + 1} attempts)"
                 raise failure
-            delay_s = self._delay_s(attempt, asked_s)
+            delay_s = retry_delay_s(attempt, asked_s)
             attempt += 1
             if self.on_retry:
                 self.on_retry(RetryNotice(attempt, delay_s, reason))
             await self.sleep(delay_s)
 
-    def _delay_s(self, attempt: int, asked_s: float | None) -> float:
-        """The server's wait when it named one, else exponential backoff with full jitter."""
-        if asked_s is not None:
-            return min(asked_s, self.backoff_cap_s)
-        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+    async def _exchange(self, payload: dict[str, Any]) -> httpx.Response:
+        """One POST. A failure before the request was sent raises _NotSent; after,
+        OutcomeUnknownError."""
+        try:
+            return await self._client.post(
+                self.url,
+                json=payload,
+                headers={"Authorization": f"Bearer {self._api_key}"},
+                timeout=self.timeout_s,
+            )
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ResponsesAPIError(
+                self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
+                error_type="invalid_base_url",
+            ) from exc
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise _NotSent(describe(exc)) from exc
+        except httpx.TransportError as exc:
+            raise OutcomeUnknownError(
+                self._scrub(
+                    f"the request to {self.url} failed after it was sent ({describe(exc)}); "
+                    "not retried, since the server may have run (and billed) it"
+                ),
+                error_type="outcome_unknown",
+            ) from exc
 
     def _body(self, response: httpx.Response) -> dict[str, Any]:
         try:

@@ -32,6 +32,7 @@ class Reply:
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    hang_up: bool = False  # close the connection after reading the request, answering nothing
 
     def encoded(self) -> tuple[bytes, str]:
         if isinstance(self.body, str):
@@ -102,6 +103,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply = self.owner.take(Received(self.path, headers, body))
         time.sleep(reply.delay_s)
+        if reply.hang_up:
+            self.close_connection = True
+            return
         data, content_type = reply.encoded()
         # A client that gave up waiting (the timeout tests) has closed the socket by now.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -147,10 +151,12 @@ class ResponsesServer:
         headers: dict[str, str] | None = None,
         *,
         delay_s: float = 0.0,
+        hang_up: bool = False,
     ) -> None:
-        """Script the next reply: a JSON body (or raw text for a str), after `delay_s`."""
+        """Script the next reply: a JSON body (or raw text for a str), after `delay_s`; or,
+        with `hang_up`, read the request and close the connection without an answer."""
         with self._lock:
-            self._replies.append(Reply(status, body, headers or {}, delay_s))
+            self._replies.append(Reply(status, body, headers or {}, delay_s, hang_up))
 
     def enqueue_response(self, output: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
         """Script a completed response with the next id (resp_1, resp_2, ...) and return it."""
