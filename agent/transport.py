@@ -29,6 +29,8 @@ MAX_RETRIES = 3
 INITIAL_RETRY_DELAY_S = 0.5
 MAX_RETRY_DELAY_S = 8.0
 MAX_RETRY_AFTER_S = 60.0
+REQUEST_TIMEOUT_S = 600.0  # the SDK's default, for reads, writes, the pool and the whole request
+CONNECT_TIMEOUT_S = 5.0
 REDACTED = "[REDACTED]"
 _MAX_ERROR_TEXT = 300
 
@@ -149,14 +151,20 @@ class _NotSent(Exception):
 
 class HttpResponsesTransport:
     """POSTs to `{base_url}/responses`, retrying as the openai SDK does, except a request that
-    may have reached the server: that one raises OutcomeUnknownError."""
+    may have reached the server: that one raises OutcomeUnknownError.
+
+    `request_timeout_s` bounds reads, writes, the connection pool and the whole exchange (a
+    server that drips its answer a byte at a time still times out); connecting gets
+    `connect_timeout_s`.
+    """
 
     def __init__(
         self,
         base_url: str,
         api_key: str,
         *,
-        timeout_s: float = 120.0,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
         max_retries: int = MAX_RETRIES,
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -164,7 +172,10 @@ class HttpResponsesTransport:
     ) -> None:
         self.url = f"{base_url.rstrip('/')}/responses"
         self._api_key = api_key
-        self.timeout_s = timeout_s
+        self.request_timeout_s = request_timeout_s
+        self.timeout = httpx.Timeout(
+            request_timeout_s, connect=min(connect_timeout_s, request_timeout_s)
+        )
         self.max_retries = max_retries
         self.on_retry = on_retry
         self.sleep = sleep
@@ -198,15 +209,22 @@ class HttpResponsesTransport:
             await self.sleep(delay_s)
 
     async def _exchange(self, payload: dict[str, Any]) -> httpx.Response:
-        """One POST. A failure before the request was sent raises _NotSent; after,
-        OutcomeUnknownError."""
+        """One POST within the request deadline. A failure before the request was sent
+        raises _NotSent; after, OutcomeUnknownError."""
+        traced: list[str] = []  # httpcore's trace: did the connection get as far as sending?
+
+        async def trace(event: str, info: Any) -> None:
+            traced.append(event)
+
         try:
-            return await self._client.post(
-                self.url,
-                json=payload,
-                headers={"Authorization": f"Bearer {self._api_key}"},
-                timeout=self.timeout_s,
-            )
+            async with asyncio.timeout(self.request_timeout_s):
+                return await self._client.post(
+                    self.url,
+                    json=payload,
+                    headers={"Authorization": f"Bearer {self._api_key}"},
+                    timeout=self.timeout,
+                    extensions={"trace": trace},
+                )
         except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             raise ResponsesAPIError(
                 self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
@@ -214,14 +232,24 @@ class HttpResponsesTransport:
             ) from exc
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise _NotSent(describe(exc)) from exc
+        except TimeoutError as exc:  # the deadline, which may fall before anything was sent
+            reason = f"no complete answer within {self.request_timeout_s:g}s"
+            if traced and not any(
+                event.endswith(".send_request_headers.started") for event in traced
+            ):
+                raise _NotSent(reason) from exc
+            raise self._outcome_unknown(reason) from exc
         except httpx.TransportError as exc:
-            raise OutcomeUnknownError(
-                self._scrub(
-                    f"the request to {self.url} failed after it was sent ({describe(exc)}); "
-                    "not retried, since the server may have run (and billed) it"
-                ),
-                error_type="outcome_unknown",
-            ) from exc
+            raise self._outcome_unknown(describe(exc)) from exc
+
+    def _outcome_unknown(self, reason: str) -> OutcomeUnknownError:
+        return OutcomeUnknownError(
+            self._scrub(
+                f"the request to {self.url} failed after it was sent ({reason}); "
+                "not retried, since the server may have run (and billed) it"
+            ),
+            error_type="outcome_unknown",
+        )
 
     def _body(self, response: httpx.Response) -> dict[str, Any]:
         try:

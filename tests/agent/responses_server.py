@@ -33,6 +33,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     hang_up: bool = False  # close the connection after reading the request, answering nothing
+    drip_s: float = 0.0  # send the body one byte at a time, this long apart
 
     def encoded(self) -> tuple[bytes, str]:
         if isinstance(self.body, str):
@@ -115,7 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            step = 1 if reply.drip_s else max(len(data), 1)
+            for start in range(0, len(data), step):
+                self.wfile.write(data[start : start + step])
+                self.wfile.flush()
+                time.sleep(reply.drip_s)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -152,11 +157,13 @@ class ResponsesServer:
         *,
         delay_s: float = 0.0,
         hang_up: bool = False,
+        drip_s: float = 0.0,
     ) -> None:
-        """Script the next reply: a JSON body (or raw text for a str), after `delay_s`; or,
-        with `hang_up`, read the request and close the connection without an answer."""
+        """Script the next reply: a JSON body (or raw text for a str), after `delay_s`, its
+        bytes `drip_s` apart; or, with `hang_up`, read the request and close the connection
+        without an answer."""
         with self._lock:
-            self._replies.append(Reply(status, body, headers or {}, delay_s, hang_up))
+            self._replies.append(Reply(status, body, headers or {}, delay_s, hang_up, drip_s))
 
     def enqueue_response(self, output: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
         """Script a completed response with the next id (resp_1, resp_2, ...) and return it."""

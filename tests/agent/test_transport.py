@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from email.utils import formatdate
 from pathlib import Path
-from time import time
+from time import monotonic, time
 
+import httpx
 import pytest
 
 from agent.transport import (
@@ -269,7 +270,39 @@ async def test_a_read_timeout_is_not_retried_since_it_may_have_been_billed(
 ):
     server.enqueue(response_body([message_item("too late")]), delay_s=1.0)
     with pytest.raises(OutcomeUnknownError, match="may have run"):
-        await connect(server.base_url, timeout_s=0.2).create(PAYLOAD)
+        await connect(server.base_url, request_timeout_s=0.2).create(PAYLOAD)
+    assert notices == [] and len(server.requests) == 1
+
+
+async def test_the_sdk_default_timeouts(connect):
+    transport = connect("http://127.0.0.1:9/v1")
+    assert transport.request_timeout_s == 600.0
+    assert transport.timeout == httpx.Timeout(600.0, connect=5.0)
+
+
+async def test_a_request_timeout_of_1_s_against_a_3_s_server_is_outcome_unknown(
+    server, connect, notices
+):
+    server.enqueue(response_body([message_item("too late")]), delay_s=3.0)
+    started = monotonic()
+
+    with pytest.raises(OutcomeUnknownError, match="may have run"):
+        await connect(server.base_url, request_timeout_s=1.0).create(PAYLOAD)
+
+    assert 0.9 <= monotonic() - started < 2.0
+    assert notices == [] and len(server.requests) == 1
+
+
+async def test_a_server_that_drips_its_answer_still_times_out_at_the_request_timeout(
+    server, connect, notices
+):
+    server.enqueue(response_body([message_item("slowly")]), drip_s=0.3)  # ~60 s in all
+    started = monotonic()
+
+    with pytest.raises(OutcomeUnknownError, match="no complete answer within 1s"):
+        await connect(server.base_url, request_timeout_s=1.0).create(PAYLOAD)
+
+    assert 0.9 <= monotonic() - started < 2.0
     assert notices == [] and len(server.requests) == 1
 
 
