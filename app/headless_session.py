@@ -63,6 +63,14 @@ class HeadlessSupervisor:
         )
 
 
+def token_counts(event: ev.ModelResponded | ev.BudgetChanged) -> str:
+    """`in (cached) + out (reasoning) tokens`: cached is part of in, reasoning part of out."""
+    return (
+        f"{event.input_tokens} in ({event.cached_input_tokens} cached) + "
+        f"{event.output_tokens} out ({event.reasoning_tokens} reasoning) tokens"
+    )
+
+
 class EventPrinter:
     """Prints each event as it happens: readable lines, or JSON lines."""
 
@@ -87,11 +95,21 @@ class EventPrinter:
                     f"workspace {escape(event.workspace)} · scope {escape(event.scope)}"
                 )
             case ev.ModelResponded():
-                calls = ", ".join(call.name for call in event.function_calls) or "final answer"
-                text = f"\n    {escape(event.text)}" if event.text else ""
+                calls = ", ".join(call.name for call in event.function_calls) or (
+                    "commentary" if event.commentary and not event.text else "final answer"
+                )
+                said = [f"({event.commentary})" if event.commentary else "", event.text]
+                if event.refusal is not None:
+                    said.append(f"refused: {event.refusal}")
+                text = "".join(f"\n    {escape(line)}" for line in said if line)
                 return (
-                    f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {event.input_tokens}"
-                    f"+{event.output_tokens} tokens · ${event.cost_usd:.4f}{text}"
+                    f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {token_counts(event)}"
+                    f" · ${event.cost_usd:.4f}{text}"
+                )
+            case ev.RequestRetried():
+                return (
+                    f"[yellow]{escape(event.reason)}: retry {event.attempt} "
+                    f"in {event.delay_s:.1f}s[/]"
                 )
             case ev.ToolAnswered(refused=True):
                 return f"  [red]✗ {event.name}[/]: {escape(event.output)}"

@@ -17,8 +17,10 @@ async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     sessions = book.by_session()
     for session_id, row in sessions.items():
         console.print(
-            f"{session_id}  {int(row['requests'])} requests  {int(row['input_tokens'])} in / "
-            f"{int(row['output_tokens'])} out tokens  ${row['cost_usd']:.4f}",
+            f"{session_id}  {int(row['requests'])} requests  {int(row['input_tokens'])} in "
+            f"({int(row['cached_input_tokens'])} cached) / {int(row['output_tokens'])} out "
+            f"({int(row['reasoning_tokens'])} reasoning) tokens  ${row['cost_usd']:.4f}"
+            + (f"  {int(row['unknown'])} unknown outcome" if row["unknown"] else ""),
             no_wrap=True,
             overflow="ellipsis",
         )

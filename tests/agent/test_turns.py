@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent import exceptions as stops
-from agent.turns import FunctionCall, Usage, parse_turn, request
+from agent.turns import FunctionCall, RequestOptions, Usage, parse_turn, request
 
 CALL = {
     "type": "function_call",
@@ -72,10 +72,20 @@ def test_a_response_without_id_or_output_list_is_a_model_error(body):
 
 
 def test_only_a_chained_request_names_the_previous_response():
-    assert "previous_response_id" not in request("m", [], 100, None)
-    chained = request("m", [], 100, "resp_1")
+    options = RequestOptions(max_output_tokens=100, reasoning_effort="high")
+    assert "previous_response_id" not in request("m", [], options, None)
+    chained = request("m", [], options, "resp_1")
     assert chained["previous_response_id"] == "resp_1" and chained["max_output_tokens"] == 100
+    assert chained["reasoning"] == {"effort": "high"} and chained["parallel_tool_calls"] is False
+    assert "store" not in chained and "include" not in chained
     assert all(tool["strict"] for tool in chained["tools"])
+
+
+def test_without_storage_nothing_chains_and_encrypted_reasoning_is_asked_for():
+    unstored = request("m", [], RequestOptions(store=False), "resp_1")
+    assert "previous_response_id" not in unstored
+    assert unstored["store"] is False
+    assert unstored["include"] == ["reasoning.encrypted_content"]
 
 
 @pytest.mark.parametrize(
