@@ -63,11 +63,11 @@ class HeadlessSupervisor:
         )
 
 
-def token_counts(event: ev.ModelResponded | ev.BudgetChanged) -> str:
-    """`in (cached) + out (reasoning) tokens`: cached is part of in, reasoning part of out."""
+def token_counts(event: ev.ModelResponded) -> str:
+    """`in+out tokens (cached, reasoning)`: cached is part of in, reasoning part of out."""
     return (
-        f"{event.input_tokens} in ({event.cached_input_tokens} cached) + "
-        f"{event.output_tokens} out ({event.reasoning_tokens} reasoning) tokens"
+        f"{event.input_tokens}+{event.output_tokens} tokens ({event.cached_input_tokens} "
+        f"cached, {event.reasoning_tokens} reasoning)"
     )
 
 

@@ -26,9 +26,8 @@ class TurnsLog(PaneLog):
         )
         head = (
             f"turn {event.turn} {event.status}: {calls} · "
-            f"{event.input_tokens} in ({event.cached_input_tokens} cached) + "
-            f"{event.output_tokens} out ({event.reasoning_tokens} reasoning) · "
-            f"${event.cost_usd:.4f}"
+            f"{event.input_tokens}+{event.output_tokens} tokens ({event.cached_input_tokens} "
+            f"cached, {event.reasoning_tokens} reasoning) · ${event.cost_usd:.4f}"
         )
         said = [f"({event.commentary})" if event.commentary else "", event.text]
         text = "".join(f"\n  {line}" for line in said if line)
