@@ -167,7 +167,9 @@ def _text(items: list[dict[str, Any]], phases: Callable[[Any], bool]) -> str:
 
 def _refusal(items: list[dict[str, Any]]) -> str | None:
     parts = list(_parts(items, "refusal", "refusal", lambda phase: True))
-    return "\n".join(parts).strip() or "(no reason given)" if parts else None
+    if not parts:
+        return None
+    return "\n".join(parts).strip() or "(no reason given)"
 
 
 # Fields of output items that the API sends but does not take back as input.

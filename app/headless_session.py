@@ -48,7 +48,7 @@ class HeadlessSupervisor:
         return await asyncio.to_thread(
             self.ask,
             f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
-            f"(session limit {limit}). Send paid requests?",
+            f"({quote.capped_by}; session limit {limit}). Send paid requests?",
         )
 
     async def confirm_store(self, proposal: StoreProposal) -> bool:

@@ -223,3 +223,25 @@ def test_old_ledger_lines_without_cached_or_reasoning_tokens_still_read(tmp_path
 def test_a_missing_model_folder_is_one_clear_error(tmp_path):
     with pytest.raises(EmbedderUnavailableError, match="ASTRA_EMBEDDING_MODEL_PATH"):
         resolve_model_path(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize(
+    ("session", "total", "capped_by"),
+    [
+        (None, None, "capped by --max-turns x --max-output-tokens"),
+        (0.5, None, "capped by --budget-usd"),
+        (0.5, 0.2, "capped by ASTRA_BUDGET_USD"),
+        (100.0, 100.0, "capped by --max-turns x --max-output-tokens"),
+    ],
+)
+def test_the_quote_shows_the_worst_case_inputs_and_the_limit_that_caps_it(
+    tmp_path, session, total, capped_by
+):
+    quote = guard(tmp_path, session=session, total=total, price=ASTRA).quote(PAYLOAD, 12)
+    sent = estimate_tokens(PAYLOAD)
+    uncapped = sum(ASTRA.cost(sent + turn * 1_000, 1_000) for turn in range(12))
+    assert (quote.context_tokens, quote.max_output_tokens, quote.max_turns) == (sent, 1_000, 12)
+    assert quote.cached_input_per_million_usd == 1.0
+    assert quote.uncapped_worst_case_usd == uncapped
+    assert quote.capped_by == capped_by
+    assert quote.session_worst_case_usd == min(uncapped, session or uncapped, total or uncapped)
