@@ -4,6 +4,8 @@ The agent loop only sees `ResponsesTransport.create(payload) -> ModelTurn` (the 
 the server sent it, parsed by agent/turns.py and kept as `turn.raw`), so the same loop runs
 against a paid Responses API endpoint, any compatible server, or the offline rehearsal
 model that the demo and the tests use. A live session can be recorded and replayed as a script.
+Over 400 lines on purpose: the three transports share one protocol, one error type and the
+transcript line format, and read best side by side.
 """
 
 from __future__ import annotations
