@@ -12,7 +12,7 @@ from agent import events as ev
 from agent.budget import CostGuard
 from agent.exceptions import ExitCode
 from agent.session_tools import SessionTools
-from agent.turns import ModelTurn
+from agent.turns import ModelTurn, Usage
 
 
 @dataclass
@@ -23,17 +23,20 @@ class Books:
     response_id: str | None = None
     first_request_chained: bool = False  # read from the first payload actually sent
     input_tokens: int = 0
+    cached_input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
     cost_usd: float = 0.0
     final_text: str = ""
 
     def responded(self, turn: ModelTurn, cost: float) -> ev.ModelResponded:
         """Counts the turn; its event for the operator."""
-        input_tokens = turn.usage.input_tokens if turn.usage else 0
-        output_tokens = turn.usage.output_tokens if turn.usage else 0
+        usage = turn.usage or Usage(0, 0)
         self.response_id = turn.id
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
+        self.input_tokens += usage.input_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.output_tokens += usage.output_tokens
+        self.reasoning_tokens += usage.reasoning_tokens
         self.cost_usd += cost
         return ev.ModelResponded(
             turn=self.turn,
@@ -46,10 +49,14 @@ class Books:
                 )
                 for call in turn.calls
             ],
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
             cost_usd=cost,
             incomplete_reason=turn.incomplete_reason,
+            cached_input_tokens=usage.cached_input_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            commentary=turn.commentary,
+            refusal=turn.refusal,
         )
 
     def budget(self, guard: CostGuard | None) -> ev.BudgetChanged:
@@ -62,6 +69,8 @@ class Books:
             max_turns=self.max_turns,
             input_tokens=self.input_tokens,
             output_tokens=self.output_tokens,
+            cached_input_tokens=self.cached_input_tokens,
+            reasoning_tokens=self.reasoning_tokens,
         )
 
     def report(
@@ -81,7 +90,9 @@ class Books:
             else None,
             tokens={
                 "input": self.input_tokens,
+                "cached_input": self.cached_input_tokens,
                 "output": self.output_tokens,
+                "reasoning": self.reasoning_tokens,
                 "total": self.input_tokens + self.output_tokens,
             },
             cost_usd=self.cost_usd,

@@ -1,8 +1,10 @@
 """What a live session may spend: prices, a worst-case preflight, and a persistent ledger.
 
 Before every paid request the guard prices its worst case — the context it carries plus
-the largest answer it allows — and refuses to send it if that could cross the session's
-limit or the ledger's remaining total. After the response it charges what `usage` says.
+the largest answer it allows, all input at the full (uncached) rate — and refuses to send it if that
+could cross the session's limit or the ledger's remaining total. After the response it
+charges what `usage` says; when `usage` is missing or malformed, or the request's outcome is
+unknown (a read timeout, a connection lost after sending), it charges the worst case.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agent.supervisor import CostQuote
 from agent.turns import Usage
@@ -20,21 +22,48 @@ from memory.records import utc_now
 
 CHARS_PER_TOKEN_WORST = 3  # English and code run ~4 chars a token; 3 over-estimates on purpose
 
+# How a charge was priced: from `usage`, or at the preflight's worst case because the usage
+# was missing, was malformed, or the request's outcome is unknown.
+Basis = Literal["usage", "missing_usage", "malformed_usage", "unknown_outcome"]
+
+
+@dataclass(frozen=True)
+class LongContext:
+    """A long-context rule: a request with more than `above_input_tokens` input tokens is
+    billed at these multiples of the base rates, for all of its tokens."""
+
+    above_input_tokens: int
+    input_multiplier: float
+    output_multiplier: float
+
 
 @dataclass(frozen=True)
 class Price:
-    """US dollars per million tokens."""
+    """US dollars per million tokens. Cached input left unset is billed at the input rate,
+    which never under-charges."""
 
     input_per_million: float
     output_per_million: float
+    cached_input_per_million: float | None = None
+    long_context: LongContext | None = None
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (
-            input_tokens * self.input_per_million + output_tokens * self.output_per_million
-        ) / 1_000_000
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        """`(input - cached) * input + cached * cached input + output * output`, per million,
+        scaled by the long-context rule when the input crosses it."""
+        cached = min(cached_input_tokens, input_tokens)
+        cached_rate = self.cached_input_per_million
+        if cached_rate is None:
+            cached_rate = self.input_per_million
+        input_cost = (input_tokens - cached) * self.input_per_million + cached * cached_rate
+        output_cost = output_tokens * self.output_per_million
+        rule = self.long_context
+        if rule is not None and input_tokens > rule.above_input_tokens:
+            input_cost *= rule.input_multiplier
+            output_cost *= rule.output_multiplier
+        return (input_cost + output_cost) / 1_000_000
 
 
-PRICES: dict[str, Price] = {"gpt-6-astra": Price(10.0, 50.0)}
+PRICES: dict[str, Price] = {"gpt-6-astra": Price(10.0, 50.0, cached_input_per_million=1.0)}
 
 
 class BudgetExceededError(Exception):
@@ -51,7 +80,8 @@ def price_for(model: str, override: Price | None = None) -> Price:
     if model not in PRICES:
         raise UnknownPriceError(
             f"no known price for model {model!r} (known: {', '.join(PRICES)}); set "
-            "ASTRA_PRICE_INPUT_PER_MILLION and ASTRA_PRICE_OUTPUT_PER_MILLION to run it live"
+            "ASTRA_PRICE_INPUT_PER_MILLION and ASTRA_PRICE_OUTPUT_PER_MILLION "
+            "(and ASTRA_PRICE_CACHED_INPUT_PER_MILLION) to run it live"
         )
     return PRICES[model]
 
@@ -61,8 +91,32 @@ def estimate_tokens(payload: Any) -> int:
     return len(json.dumps(payload, ensure_ascii=False)) // CHARS_PER_TOKEN_WORST + 1
 
 
+@dataclass(frozen=True)
+class Charge:
+    """One ledger line: what a request cost, its tokens, and how it was priced. Tokens are 0
+    when the charge is a worst case (`basis` other than "usage")."""
+
+    cost_usd: float
+    basis: Basis = "usage"
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    problem: str | None = None  # why the usage could not be billed as given
+
+    @property
+    def at_worst_case(self) -> bool:
+        return self.basis != "usage"
+
+
 class Ledger:
-    """Every live charge, one JSON line each, in the data dir; the total survives sessions."""
+    """Every live charge, one JSON line each, in the data dir; the total survives sessions.
+
+    A line: {"at", "session_id", "model", "input_tokens", "cached_input_tokens",
+    "output_tokens", "reasoning_tokens", "cost_usd", "basis"} and "problem" when there was
+    one. Lines written before cached and reasoning tokens were kept read as 0 of each, basis
+    "usage".
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -73,39 +127,37 @@ class Ledger:
         rows = []
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a torn last line from a killed process costs nothing
+            if isinstance(row, dict):
+                rows.append(row)
         return rows
 
     def total(self) -> float:
         return sum(float(row.get("cost_usd", 0.0)) for row in self.charges())
 
     def by_session(self) -> dict[str, dict[str, float]]:
+        """Per session: requests, the four token counts, cost_usd, and `unknown`: requests
+        whose outcome was unknown, charged at their worst case."""
+        counted = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
         sessions: dict[str, dict[str, float]] = defaultdict(
-            lambda: {"requests": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
+            lambda: dict.fromkeys(("requests", *counted, "cost_usd", "unknown"), 0)
         )
         for row in self.charges():
             entry = sessions[row.get("session_id", "?")]
             entry["requests"] += 1
-            entry["input_tokens"] += row.get("input_tokens", 0)
-            entry["output_tokens"] += row.get("output_tokens", 0)
+            for name in counted:
+                entry[name] += row.get(name) or 0
             entry["cost_usd"] += float(row.get("cost_usd", 0.0))
+            entry["unknown"] += row.get("basis") == "unknown_outcome"
         return dict(sessions)
 
-    def record(
-        self, session_id: str, model: str, input_tokens: int, output_tokens: int, cost: float
-    ) -> None:
+    def record(self, session_id: str, model: str, charge: Charge) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        fields = {name: value for name, value in asdict(charge).items() if value is not None}
         line = json.dumps(
-            {
-                "at": utc_now().isoformat(),
-                "session_id": session_id,
-                "model": model,
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "cost_usd": cost,
-            }
+            {"at": utc_now().isoformat(), "session_id": session_id, "model": model} | fields
         )
         descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -136,32 +188,50 @@ class CostGuard:
         self.session_cost_usd = 0.0
         self.ledger_total_usd = 0.0  # as read at the last preflight, plus charges since
         self._context_tokens = 0  # what the chained conversation already holds
+        self._worst_tokens = 0  # input and output of the last worst case priced
 
     def worst_case(self, payload: dict[str, Any]) -> float:
-        """The most this request can cost: all context in, the largest answer out."""
-        input_tokens = self._context_tokens + estimate_tokens(payload)
-        return self.price.cost(input_tokens, int(payload.get("max_output_tokens") or 0))
+        """The most this request can cost: all context in at the full input rate (no cache),
+        the largest answer out. A chained request also carries what the server holds; an
+        unchained one (the first, or any without storage) carries all of it in its payload."""
+        held = self._context_tokens if payload.get("previous_response_id") else 0
+        input_tokens = held + estimate_tokens(payload)
+        output_tokens = int(payload.get("max_output_tokens") or 0)
+        self._worst_tokens = input_tokens + output_tokens
+        return self.price.cost(input_tokens, output_tokens)
 
     def session_worst_case(self, first_payload: dict[str, Any], max_turns: int) -> float:
-        """An upper bound for the whole session, as shown for approval: every turn's answer
-        at its maximum and carried as context into every later turn, capped by the limit."""
+        """An upper bound for the whole session, before any limit: every turn's answer at its
+        maximum and carried as context into every later turn (chained or resent)."""
         base = estimate_tokens(first_payload)
         answer = int(first_payload.get("max_output_tokens") or 0)
-        total = sum(self.price.cost(base + turn * answer, answer) for turn in range(max_turns))
-        return min(total, self.session_limit_usd) if self.session_limit_usd is not None else total
+        return sum(self.price.cost(base + turn * answer, answer) for turn in range(max_turns))
 
     def quote(self, first_payload: dict[str, Any], max_turns: int) -> CostQuote:
-        """What the operator approves before the first request; reads the ledger."""
+        """What the operator approves before the first request, with the worst case's inputs
+        and the limit that caps it; reads the ledger."""
+        uncapped = self.session_worst_case(first_payload, max_turns)
+        remaining = self.remaining_total()
+        caps = [(uncapped, "capped by --max-turns x --max-output-tokens")]
+        if self.session_limit_usd is not None:
+            caps.append((self.session_limit_usd, "capped by --budget-usd"))
+        if remaining is not None:
+            caps.append((max(remaining, 0.0), "capped by ASTRA_BUDGET_USD"))
+        worst, capped_by = min(caps, key=lambda cap: cap[0])
         return CostQuote(
             model=self.model,
             input_per_million_usd=self.price.input_per_million,
+            cached_input_per_million_usd=self.price.cached_input_per_million,
             output_per_million_usd=self.price.output_per_million,
             max_turns=max_turns,
             max_output_tokens=int(first_payload.get("max_output_tokens") or 0),
-            session_worst_case_usd=self.session_worst_case(first_payload, max_turns),
+            context_tokens=estimate_tokens(first_payload),
+            uncapped_worst_case_usd=uncapped,
+            session_worst_case_usd=worst,
+            capped_by=capped_by,
             session_limit_usd=self.session_limit_usd,
             total_limit_usd=self.total_limit_usd,
-            remaining_total_usd=self.remaining_total(),
+            remaining_total_usd=remaining,
         )
 
     def remaining_total(self) -> float | None:
@@ -191,14 +261,35 @@ class CostGuard:
             )
         return worst
 
-    def charge(self, usage: Usage | None, worst_case: float) -> float:
-        """Record the actual cost of a response from its `usage`; a response without usage
-        is charged the worst case its preflight priced, so the limits still hold."""
-        input_tokens = usage.input_tokens if usage else 0
-        output_tokens = usage.output_tokens if usage else 0
-        cost = self.price.cost(input_tokens, output_tokens) if usage else worst_case
-        self.session_cost_usd += cost
-        self.ledger_total_usd += cost
-        self._context_tokens = input_tokens + output_tokens
-        self.ledger.record(self.session_id, self.model, input_tokens, output_tokens, cost)
-        return cost
+    def charge_response(
+        self, usage: Usage | None, worst_case: float, *, problem: str | None = None
+    ) -> Charge:
+        """Record a response's cost from its parsed `usage`. Without usage, or with usage that
+        could not be billed (`problem`, from agent/turns.py), the worst case its preflight
+        priced is charged, so the limits still hold and nothing is under-recorded."""
+        if problem is not None:
+            return self._book(Charge(worst_case, "malformed_usage", problem=problem))
+        if usage is None:
+            return self._book(Charge(worst_case, "missing_usage"))
+        cost = self.price.cost(usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)
+        self._context_tokens = usage.input_tokens + usage.output_tokens
+        return self._book(Charge(cost, "usage", **asdict(usage)))
+
+    def charge_unknown(self, worst_case: float) -> Charge:
+        """Record a request whose outcome is unknown (sent, then a timeout or a lost
+        connection): the server may have run and billed it, so it costs its worst case."""
+        return self._book(
+            Charge(
+                worst_case,
+                "unknown_outcome",
+                problem="the request was sent and its outcome is unknown",
+            )
+        )
+
+    def _book(self, charge: Charge) -> Charge:
+        if charge.at_worst_case:
+            self._context_tokens = self._worst_tokens  # an upper bound of what it holds now
+        self.session_cost_usd += charge.cost_usd
+        self.ledger_total_usd += charge.cost_usd
+        self.ledger.record(self.session_id, self.model, charge)
+        return charge

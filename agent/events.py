@@ -54,6 +54,20 @@ class ModelResponded(_Event):
     output_tokens: int
     cost_usd: float
     incomplete_reason: str | None = None
+    cached_input_tokens: int = 0  # part of input_tokens, billed at the cached rate
+    reasoning_tokens: int = 0  # part of output_tokens
+    commentary: str = ""  # said on the way (phase "commentary"), never the answer
+    refusal: str | None = None
+
+
+class RequestRetried(_Event):
+    """A request failed in a way worth retrying (HTTP 429, 5xx, no connection), and will be
+    sent again after `delay_s`."""
+
+    event: Literal["request_retried"] = "request_retried"
+    attempt: int
+    delay_s: float
+    reason: str
 
 
 class ToolCalled(_Event):
@@ -123,6 +137,8 @@ class BudgetChanged(_Event):
     max_turns: int
     input_tokens: int
     output_tokens: int
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 class StoreProposed(_Event):
@@ -169,7 +185,7 @@ class SessionReport(_Event):
     memory_searches: list[MemorySearchReport]
     stored_memory_ids: list[str]
     tests: TestsReport | None
-    tokens: dict[str, int]
+    tokens: dict[str, int]  # input, cached_input, output, reasoning, total
     cost_usd: float
     final_text: str
     first_edit_turn: int | None
@@ -181,6 +197,7 @@ Event = Annotated[
     SessionStarted
     | ModelRequested
     | ModelResponded
+    | RequestRetried
     | ToolCalled
     | ToolAnswered
     | MemoryMatched

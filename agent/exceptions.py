@@ -44,7 +44,8 @@ class ToolLimitReached(LimitReached):
 
 
 class OutputIncomplete(LimitReached):
-    """The model stopped early (its output token limit) without calling a tool."""
+    """The response came back `incomplete` (its output cap, a content filter): none of its
+    calls ran, since a cut-off call's arguments cannot be trusted."""
 
     status = "incomplete"
 
@@ -83,6 +84,12 @@ class ModelFailed(ModelError):
     """The response itself came back with status `failed`."""
 
     status = "failed"
+
+
+class ModelRefused(SessionStop):
+    """The model answered with a refusal instead of doing the task."""
+
+    status, exit_code = "refused", ExitCode.NOT_PASSING
 
 
 class RecordingError(SessionStop):

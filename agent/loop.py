@@ -1,7 +1,8 @@
 """Astra's loop over the Responses API, in mini-swe-agent's shape: run → step → query → execute.
 
-Every run starts a new response chain and chains the rest with previous_response_id.
-Every function_call gets a function_call_output with its call_id — refusals included, as
+Every run starts a new response chain and chains the rest with previous_response_id (or,
+when nothing may be stored, resends the whole conversation each time). Every function_call
+gets a function_call_output with its call_id — refusals included, as
 `ERROR: <why>` (agent/session_tools.py) — so the model can recover. Only the operator's
 stops end a session early: each is a named exception carrying its exit code
 (agent/exceptions.py), and the limits are checked before every request and tool call.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agent import events as ev
@@ -22,8 +24,8 @@ from agent.exceptions import ExitCode
 from agent.gates import final_answer_refusal
 from agent.session_tools import SessionTools
 from agent.supervisor import Supervisor
-from agent.transport import ResponsesAPIError, ResponsesTransport
-from agent.turns import FunctionCall, ModelTurn, parse_turn, request
+from agent.transport import OutcomeUnknownError, ResponsesAPIError, ResponsesTransport
+from agent.turns import CONTINUE_NUDGE, FunctionCall, ModelTurn, RequestOptions, request
 from agent.workspace import WorkspaceTools
 from memory.errors import MemoryLayerError
 from memory.service import MemoryService
@@ -33,7 +35,6 @@ from memory.service import MemoryService
 class AgentLimits:
     max_turns: int = 12
     max_tool_calls: int = 40
-    max_output_tokens: int = 4000
 
 
 class AstraAgent:
@@ -49,6 +50,7 @@ class AstraAgent:
         *,
         model: str,
         limits: AgentLimits = AgentLimits(),
+        request_options: RequestOptions | None = None,
         guard: CostGuard | None = None,
         emit: Callable[[ev.Event], None] = lambda event: None,
         memory_url: str = "",
@@ -59,6 +61,8 @@ class AstraAgent:
         self.supervisor = supervisor
         self.model = model
         self.limits = limits
+        self.request_options = request_options or RequestOptions()
+        self.conversation: list[dict[str, Any]] = []  # all of it, when nothing is stored
         self.guard = guard
         self.emit = emit
         self.memory_url = memory_url
@@ -110,11 +114,15 @@ class AstraAgent:
         turn = await self.query(next_input)
         if turn.status == "failed":
             raise stops.ModelFailed(f"the model response failed: {turn.error or 'no reason given'}")
+        if turn.refusal is not None:
+            self.books.final_text = turn.refusal
+            raise stops.ModelRefused(f"the model refused: {turn.refusal}")
+        if turn.status == "incomplete":
+            raise stops.OutputIncomplete(self._incomplete(turn))
         if turn.calls:
             return await self.execute(turn.calls)
-        if turn.status == "incomplete":
-            reason = turn.incomplete_reason or "incomplete"
-            raise stops.OutputIncomplete(f"the model stopped early ({reason})")
+        if turn.commentary and not turn.text:
+            return [{"role": "user", "content": CONTINUE_NUDGE}]
         refusal = final_answer_refusal(self.session.memory_delivered)
         if refusal:
             raise stops.GateStop(f"stopped by a gate: {refusal}")
@@ -127,7 +135,7 @@ class AstraAgent:
         self._check_stop()
         if books.turn >= self.limits.max_turns:
             raise stops.LimitReached(f"model turn limit reached ({books.turn})")
-        payload = self._payload(next_input, books.response_id)
+        payload = self._payload(self.conversation + next_input, books.response_id)
         worst = await self._preflight(payload)
         if books.turn == 0:
             books.first_request_chained = "previous_response_id" in payload
@@ -137,13 +145,18 @@ class AstraAgent:
             ev.ModelRequested(turn=books.turn, previous_response_id=previous, worst_case_usd=worst)
         )
         try:
-            turn = parse_turn(await self.transport.create(payload))
+            turn = await self.transport.create(payload)
             cost = await self._charge(turn, worst or 0.0)
+        except OutcomeUnknownError as exc:
+            await self._charge_unknown(worst or 0.0)
+            raise stops.ModelError(f"model request failed: {exc}") from exc
         except ResponsesAPIError as exc:
             stop = stops.ModelConfigError if exc.is_configuration else stops.ModelError
             raise stop(f"model request failed: {exc}") from exc
         except OSError as exc:  # the transcript or the ledger could not be written
             raise stops.RecordingError(f"cannot record the session: {exc}") from exc
+        if not self.request_options.store:  # nothing kept server-side: carry it all ourselves
+            self.conversation += [*next_input, *turn.replay_items]
         self.emit(books.responded(turn, cost))
         self.emit(books.budget(self.guard))
         return turn
@@ -169,7 +182,17 @@ class AstraAgent:
     def _payload(
         self, next_input: list[dict[str, Any]], previous: str | None = None
     ) -> dict[str, Any]:
-        return request(self.model, next_input, self.limits.max_output_tokens, previous)
+        return request(self.model, next_input, self.request_options, previous)
+
+    def _incomplete(self, turn: ModelTurn) -> str:
+        reason = turn.incomplete_reason or "no reason given"
+        cut = (
+            f"its output reached the {self.request_options.max_output_tokens}-token cap "
+            "(reasoning included; raise it with --max-output-tokens)"
+            if reason == "max_output_tokens"
+            else f"reason: {reason}"
+        )
+        return f"the model's response came back incomplete, {cut}; none of its calls were run"
 
     async def _approve_cost(self, first_payload: dict[str, Any]) -> None:
         assert self.guard is not None
@@ -189,4 +212,26 @@ class AstraAgent:
     async def _charge(self, turn: ModelTurn, worst: float) -> float:
         if self.guard is None:
             return 0.0
-        return await asyncio.to_thread(self.guard.charge, turn.usage, worst)  # the ledger file
+        charge = await asyncio.to_thread(  # the ledger file
+            partial(self.guard.charge_response, turn.usage, worst, problem=turn.usage_problem)
+        )
+        if charge.at_worst_case:
+            why = charge.problem or "the response reported no usage"
+            self.emit(
+                ev.SessionNote(
+                    level="warning",
+                    message=f"charged the worst case ${charge.cost_usd:.4f}: {why}",
+                )
+            )
+        return charge.cost_usd
+
+    async def _charge_unknown(self, worst: float) -> None:
+        """A request that may have been billed: its worst case goes in the ledger and books."""
+        if self.guard is None:
+            return
+        try:
+            charge = await asyncio.to_thread(self.guard.charge_unknown, worst)
+        except OSError as exc:
+            raise stops.RecordingError(f"cannot record the session: {exc}") from exc
+        self.books.cost_usd += charge.cost_usd
+        self.emit(self.books.budget(self.guard))

@@ -90,6 +90,11 @@ class SessionTools:
         """The call's `function_call_output`, its refusal included."""
         refused = True
         try:
+            if call.status not in (None, "completed"):
+                raise ArgumentError(
+                    f"not run: the call came back {call.status}, so its arguments may be cut "
+                    "short; call it again"
+                )
             arguments = parse_arguments(call.name, call.arguments)
             self.emit(
                 ev.ToolCalled(

@@ -14,14 +14,20 @@ from memory.records import MemoryRecord, MemorySearchResult
 
 @dataclass(frozen=True)
 class CostQuote:
-    """What the operator approves before the first paid request."""
+    """What the operator approves before the first paid request: the worst case, its inputs
+    (the first request's context estimate, max output tokens x turns, the prices) and the
+    limit that caps it (`capped_by`)."""
 
     model: str
     input_per_million_usd: float
+    cached_input_per_million_usd: float | None  # None: cached input billed as input
     output_per_million_usd: float
     max_turns: int
     max_output_tokens: int
-    session_worst_case_usd: float
+    context_tokens: int  # the first request's estimate; each turn adds its answer to it
+    uncapped_worst_case_usd: float
+    session_worst_case_usd: float  # the uncapped worst case, or the limit below it
+    capped_by: str  # "capped by <the flag or variable that sets the limit>"
     session_limit_usd: float | None
     total_limit_usd: float | None
     remaining_total_usd: float | None

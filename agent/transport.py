@@ -1,9 +1,11 @@
 """How requests reach a model: live over HTTP, recorded to a transcript, or replayed from a script.
 
-The agent loop only sees `ResponsesTransport.create(payload) -> dict` (the body as the
-server sent it, which agent/turns.py parses), so the same loop runs against a paid
-Responses API endpoint, any compatible server, or the offline rehearsal model that the
-demo and the tests use. A live session can be recorded and replayed as a script.
+The agent loop only sees `ResponsesTransport.create(payload) -> ModelTurn` (the body as
+the server sent it, parsed by agent/turns.py and kept as `turn.raw`), so the same loop runs
+against a paid Responses API endpoint, any compatible server, or the offline rehearsal
+model that the demo and the tests use. A live session can be recorded and replayed as a script.
+Over 400 lines on purpose: the three transports share one protocol, one error type and the
+transcript line format, and read best side by side.
 """
 
 from __future__ import annotations
@@ -24,13 +26,22 @@ from typing import Any, Protocol
 
 import httpx
 
-RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+from agent.turns import ModelTurn, parse_turn
+
+# Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
+# MAX_RETRIES, and a server's `retry-after` honoured up to a minute.
+MAX_RETRIES = 3
+INITIAL_RETRY_DELAY_S = 0.5
+MAX_RETRY_DELAY_S = 8.0
+MAX_RETRY_AFTER_S = 60.0
+REQUEST_TIMEOUT_S = 600.0  # the SDK's default, for reads, writes, the pool and the whole request
+CONNECT_TIMEOUT_S = 5.0
 REDACTED = "[REDACTED]"
 _MAX_ERROR_TEXT = 300
 
 
 class ResponsesTransport(Protocol):
-    async def create(self, payload: dict[str, Any]) -> dict[str, Any]: ...
+    async def create(self, payload: dict[str, Any]) -> ModelTurn: ...
 
     async def aclose(self) -> None: ...
 
@@ -67,6 +78,11 @@ class ResponsesAPIError(Exception):
         return f"{head}{code}: {self.message}"
 
 
+class OutcomeUnknownError(ResponsesAPIError):
+    """The request was sent and no answer came (a timeout, a connection lost part-way): the
+    server may have run and billed it. Never retried; the caller charges its worst case."""
+
+
 @dataclass(frozen=True)
 class RetryNotice:
     """Told to the operator before each backoff sleep."""
@@ -94,6 +110,24 @@ def retry_after_s(headers: Mapping[str, str], now: datetime) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
+def should_retry(status: int, headers: Mapping[str, str], *, quota_spent: bool = False) -> bool:
+    """The SDK's rule: `x-should-retry` decides when present; else 408, 409, 429 (unless the
+    quota is spent, which waiting cannot fix) and every 5xx."""
+    verdict = headers.get("x-should-retry")
+    if verdict in ("true", "false"):
+        return verdict == "true"
+    return not quota_spent and (status in (408, 409, 429) or status >= 500)
+
+
+def retry_delay_s(retries_taken: int, asked_s: float | None) -> float:
+    """The server's wait when it asked for one of a minute or less, else the SDK's
+    exponential backoff (0.5 s doubling to 8 s) less a random 0-25%."""
+    if asked_s is not None and 0 < asked_s <= MAX_RETRY_AFTER_S:
+        return asked_s
+    backoff_s = min(INITIAL_RETRY_DELAY_S * 2**retries_taken, MAX_RETRY_DELAY_S)
+    return backoff_s * (1 - 0.25 * random.random())
+
+
 def error_from_response(response: httpx.Response) -> ResponsesAPIError:
     """The server's own error type, code and message, or the start of whatever it sent."""
     try:
@@ -113,7 +147,7 @@ def error_from_response(response: httpx.Response) -> ResponsesAPIError:
         status=response.status_code,
         error_type=None if error_type is None else str(error_type),
         code=None if code is None else str(code),
-        retryable=response.status_code in RETRYABLE_STATUSES and not quota_spent,
+        retryable=should_retry(response.status_code, response.headers, quota_spent=quota_spent),
     )
 
 
@@ -121,63 +155,55 @@ def describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+class _NotSent(Exception):
+    """A connection failed before the request's first byte left: safe to retry."""
+
+
 class HttpResponsesTransport:
-    """POSTs to `{base_url}/responses`, retrying rate limits, server errors and network faults."""
+    """POSTs to `{base_url}/responses`, retrying as the openai SDK does, except a request that
+    may have reached the server: that one raises OutcomeUnknownError.
+
+    `request_timeout_s` bounds reads, writes, the connection pool and the whole exchange (a
+    server that drips its answer a byte at a time still times out); connecting gets
+    `connect_timeout_s`.
+    """
 
     def __init__(
         self,
         base_url: str,
         api_key: str,
         *,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        backoff_base_s: float = 0.5,
-        backoff_cap_s: float = 30.0,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        max_retries: int = MAX_RETRIES,
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self.url = f"{base_url.rstrip('/')}/responses"
         self._api_key = api_key
-        self.timeout_s = timeout_s
+        self.request_timeout_s = request_timeout_s
+        self.timeout = httpx.Timeout(
+            request_timeout_s, connect=min(connect_timeout_s, request_timeout_s)
+        )
         self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_cap_s = backoff_cap_s
         self.on_retry = on_retry
         self.sleep = sleep
         self._owns_client = client is None
         self._client = client if client is not None else httpx.AsyncClient()
 
-    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, payload: dict[str, Any]) -> ModelTurn:
         attempt = 0
         while True:
             try:
-                response = await self._client.post(
-                    self.url,
-                    json=payload,
-                    headers={"Authorization": f"Bearer {self._api_key}"},
-                    timeout=self.timeout_s,
-                )
-            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-                raise ResponsesAPIError(
-                    self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
-                    error_type="invalid_base_url",
-                ) from exc
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-                # the request never left: retrying cannot send (or bill) it twice
-                reason, asked_s = describe(exc), None
+                response = await self._exchange(payload)
+            except _NotSent as exc:
+                reason, asked_s = str(exc), None
                 message = self._scrub(f"could not reach {self.url}: {reason}")
                 failure = ResponsesAPIError(message, retryable=True)
-            except httpx.TransportError as exc:
-                raise ResponsesAPIError(
-                    self._scrub(
-                        f"the request to {self.url} failed after it was sent ({describe(exc)}); "
-                        "not retried, since the server may have run (and billed) it"
-                    )
-                ) from exc
             else:
                 if response.is_success:
-                    return self._body(response)
+                    return parse_turn(self._body(response))
                 failure = error_from_response(response)
                 failure.message = self._scrub(failure.message)
                 reason = f"HTTP {response.status_code}"
@@ -186,17 +212,54 @@ class HttpResponsesTransport:
                 if failure.retryable and attempt:
                     failure.message += f" (gave up after {attempt + 1} attempts)"
                 raise failure
-            delay_s = self._delay_s(attempt, asked_s)
+            delay_s = retry_delay_s(attempt, asked_s)
             attempt += 1
             if self.on_retry:
                 self.on_retry(RetryNotice(attempt, delay_s, reason))
             await self.sleep(delay_s)
 
-    def _delay_s(self, attempt: int, asked_s: float | None) -> float:
-        """The server's wait when it named one, else exponential backoff with full jitter."""
-        if asked_s is not None:
-            return min(asked_s, self.backoff_cap_s)
-        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+    async def _exchange(self, payload: dict[str, Any]) -> httpx.Response:
+        """One POST within the request deadline. A failure before the request was sent
+        raises _NotSent; after, OutcomeUnknownError."""
+        traced: list[str] = []  # httpcore's trace: did the connection get as far as sending?
+
+        async def trace(event: str, info: Any) -> None:
+            traced.append(event)
+
+        try:
+            async with asyncio.timeout(self.request_timeout_s):
+                return await self._client.post(
+                    self.url,
+                    json=payload,
+                    headers={"Authorization": f"Bearer {self._api_key}"},
+                    timeout=self.timeout,
+                    extensions={"trace": trace},
+                )
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ResponsesAPIError(
+                self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
+                error_type="invalid_base_url",
+            ) from exc
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            raise _NotSent(describe(exc)) from exc
+        except TimeoutError as exc:  # the deadline, which may fall before anything was sent
+            reason = f"no complete answer within {self.request_timeout_s:g}s"
+            if traced and not any(
+                event.endswith(".send_request_headers.started") for event in traced
+            ):
+                raise _NotSent(reason) from exc
+            raise self._outcome_unknown(reason) from exc
+        except httpx.TransportError as exc:
+            raise self._outcome_unknown(describe(exc)) from exc
+
+    def _outcome_unknown(self, reason: str) -> OutcomeUnknownError:
+        return OutcomeUnknownError(
+            self._scrub(
+                f"the request to {self.url} failed after it was sent ({reason}); "
+                "not retried, since the server may have run (and billed) it"
+            ),
+            error_type="outcome_unknown",
+        )
 
     def _body(self, response: httpx.Response) -> dict[str, Any]:
         try:
@@ -229,16 +292,17 @@ class RecordingTransport:
         # Lines are written with ensure_ascii, so a secret appears in its JSON-escaped form.
         self._secrets = [json.dumps(secret)[1:-1] for secret in secrets if secret]
 
-    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, payload: dict[str, Any]) -> ModelTurn:
         entry: dict[str, Any] = {"at": datetime.now(UTC).isoformat(), "request": payload}
         try:
-            entry["response"] = await self.inner.create(payload)
+            turn = await self.inner.create(payload)
         except Exception as exc:
             entry["error"] = str(exc)
             await asyncio.to_thread(self._append, entry)
             raise
+        entry["response"] = turn.raw  # transcripts stay in the wire format, to be replayed
         await asyncio.to_thread(self._append, entry)
-        return entry["response"]
+        return turn
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -307,7 +371,7 @@ class ReplayTransport:
     async def aclose(self) -> None:
         """Nothing to release: the script was read when the transport was made."""
 
-    async def create(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def create(self, payload: dict[str, Any]) -> ModelTurn:
         self.requests.append(copy.deepcopy(payload))
         played = self._length - self.remaining
         if not self._turns:
@@ -318,7 +382,7 @@ class ReplayTransport:
         turn = self._turns.popleft()
         if isinstance(turn, ResponsesAPIError):
             raise turn
-        return complete(copy.deepcopy(turn), payload, played + 1)
+        return parse_turn(complete(copy.deepcopy(turn), payload, played + 1))
 
 
 def complete(turn: dict[str, Any], payload: dict[str, Any], number: int) -> dict[str, Any]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import math
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from app.errors import CommandError
+from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from app.settings import Settings
 from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
 
@@ -26,12 +28,30 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="astra-memory",
         description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
         epilog="Environment: OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL, ASTRA_MEMORY_URL, "
-        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH.",
+        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH, "
+        "ASTRA_RESPONSE_STORAGE=off, ASTRA_PRICE_{INPUT,CACHED_INPUT,OUTPUT}_PER_MILLION.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -150,6 +170,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     group.add_argument(
         "--max-turns", type=_positive_int, default=12, metavar="N", help="model turn limit"
+    )
+    # the Responses API (issue 10)
+    group.add_argument(
+        "--reasoning-effort",
+        choices=("minimal", "low", "medium", "high"),
+        default="low",
+        help="how hard the model reasons before answering (default: low)",
+    )
+    group.add_argument(
+        "--max-output-tokens",
+        type=_at_least_one,
+        default=DEFAULT_MAX_OUTPUT_TOKENS,
+        metavar="N",
+        help="output cap of each response, reasoning included; it sets each request's "
+        f"worst-case cost (default: {DEFAULT_MAX_OUTPUT_TOKENS})",
+    )
+    group.add_argument(
+        "--request-timeout",
+        type=_seconds,
+        default=REQUEST_TIMEOUT_S,
+        metavar="SECONDS",
+        help="give up on a request after this long; it is charged its worst case, not "
+        f"retried (default: {REQUEST_TIMEOUT_S:g}; connecting: 5)",
+    )
+    group.add_argument(
+        "--no-store",
+        action="store_true",
+        help="keep no responses on the server (also ASTRA_RESPONSE_STORAGE=off): every "
+        "request resends the conversation",
     )
 
     run = commands.add_parser(

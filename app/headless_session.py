@@ -48,7 +48,7 @@ class HeadlessSupervisor:
         return await asyncio.to_thread(
             self.ask,
             f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
-            f"(session limit {limit}). Send paid requests?",
+            f"({quote.capped_by}; session limit {limit}). Send paid requests?",
         )
 
     async def confirm_store(self, proposal: StoreProposal) -> bool:
@@ -61,6 +61,14 @@ class HeadlessSupervisor:
             f"Store fix {record.short_id} ({record.error_type}, {', '.join(record.file_paths)}): "
             f"{record.fix_description}{flags} Write it to memory?",
         )
+
+
+def token_counts(event: ev.ModelResponded) -> str:
+    """`in+out tokens (cached, reasoning)`: cached is part of in, reasoning part of out."""
+    return (
+        f"{event.input_tokens}+{event.output_tokens} tokens ({event.cached_input_tokens} "
+        f"cached, {event.reasoning_tokens} reasoning)"
+    )
 
 
 class EventPrinter:
@@ -87,11 +95,21 @@ class EventPrinter:
                     f"workspace {escape(event.workspace)} · scope {escape(event.scope)}"
                 )
             case ev.ModelResponded():
-                calls = ", ".join(call.name for call in event.function_calls) or "final answer"
-                text = f"\n    {escape(event.text)}" if event.text else ""
+                calls = ", ".join(call.name for call in event.function_calls) or (
+                    "commentary" if event.commentary and not event.text else "final answer"
+                )
+                said = [f"({event.commentary})" if event.commentary else "", event.text]
+                if event.refusal is not None:
+                    said.append(f"refused: {event.refusal}")
+                text = "".join(f"\n    {escape(line)}" for line in said if line)
                 return (
-                    f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {event.input_tokens}"
-                    f"+{event.output_tokens} tokens · ${event.cost_usd:.4f}{text}"
+                    f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {token_counts(event)}"
+                    f" · ${event.cost_usd:.4f}{text}"
+                )
+            case ev.RequestRetried():
+                return (
+                    f"[yellow]{escape(event.reason)}: retry {event.attempt} "
+                    f"in {event.delay_s:.1f}s[/]"
                 )
             case ev.ToolAnswered(refused=True):
                 return f"  [red]✗ {event.name}[/]: {escape(event.output)}"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from app.errors import CommandError
 
+DEFAULT_MAX_OUTPUT_TOKENS = 25_000  # agent/turns.py's; repeated so the dashboard starts light
+REQUEST_TIMEOUT_S = 600.0  # agent/transport.py's
 DEFAULT_PROMPT = (
     "The tests in this workspace fail. Find the cause, fix the application code, and make "
     "the tests pass."
@@ -32,6 +34,11 @@ class SessionOptions:
     store: str = "ask"
     budget_usd: float | None = None
     max_turns: int = 12
+    # the Responses API: issue 10
+    reasoning_effort: str = "low"
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    request_timeout_s: float = REQUEST_TIMEOUT_S
+    no_store: bool = False
 
 
 def options_from(args: argparse.Namespace) -> SessionOptions:
@@ -47,6 +54,10 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         store=args.store,
         budget_usd=args.budget_usd,
         max_turns=args.max_turns,
+        reasoning_effort=args.reasoning_effort,
+        max_output_tokens=args.max_output_tokens,
+        request_timeout_s=args.request_timeout,
+        no_store=args.no_store,
     )
 
 

@@ -20,6 +20,7 @@ from agent.transport import (
     ReplayTransport,
     ResponsesTransport,
 )
+from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
 from app.options import SessionOptions
@@ -30,9 +31,12 @@ from memory.store import MemoryStore
 
 
 def price_override(settings: Settings) -> Price | None:
-    """Prices given in the environment, for a model whose price we do not know."""
+    """Prices given in the environment, for a model whose price we do not know; cached input
+    left unset is billed at the input rate."""
     given = (settings.astra_price_input_per_million, settings.astra_price_output_per_million)
-    return None if None in given else Price(*given)
+    if None in given:
+        return None
+    return Price(*given, cached_input_per_million=settings.astra_price_cached_input_per_million)
 
 
 def ledger_for(settings: Settings) -> Ledger:
@@ -72,11 +76,9 @@ def build_transport(
     http = HttpResponsesTransport(
         options.base_url or settings.openai_base_url,
         key,
+        request_timeout_s=options.request_timeout_s,
         on_retry=lambda notice: emit(
-            ev.SessionNote(
-                level="warning",
-                message=f"{notice.reason}: retry {notice.attempt} in {notice.delay_s:.1f}s",
-            )
+            ev.RequestRetried(attempt=notice.attempt, delay_s=notice.delay_s, reason=notice.reason)
         ),
     )
     transcript = settings.data_dir / "transcripts" / f"{session_id}.jsonl"
@@ -117,6 +119,11 @@ def build_agent(
         supervisor,
         model=options.model or settings.astra_model,
         limits=AgentLimits(max_turns=options.max_turns),
+        request_options=RequestOptions(
+            max_output_tokens=options.max_output_tokens,
+            reasoning_effort=options.reasoning_effort,
+            store=not options.no_store and settings.astra_response_storage != "off",
+        ),
         guard=guard,
         emit=emit,
         memory_url=store.url,

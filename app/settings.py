@@ -3,7 +3,8 @@
 The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL,
 ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER (onnx|torch), plus
 ASTRA_EMBEDDING_MODEL_PATH and
-ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models).
+ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_CACHED_INPUT_PER_MILLION /
+ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models), ASTRA_RESPONSE_STORAGE=off.
 
 Plain Python rather than pydantic-settings: the dashboard reads its settings before its
 first frame, and importing pydantic alone would take longer than that whole frame.
@@ -51,6 +52,12 @@ def _non_negative(text: str) -> float:
     return value
 
 
+def _on_or_off(text: str) -> str:
+    if text.lower() not in ("on", "off"):
+        raise ValueError(f"expected on or off, got {text!r}")
+    return text.lower()
+
+
 def _set_values(variables: Mapping[str, str | None]) -> dict[str, str]:
     """The non-empty values, by upper-cased name."""
     return {name.upper(): value for name, value in variables.items() if value}
@@ -77,7 +84,9 @@ class Settings:
     astra_embedder: str = "onnx"
     astra_embedding_model_path: Path | None = None
     astra_price_input_per_million: float | None = None
+    astra_price_cached_input_per_million: float | None = None
     astra_price_output_per_million: float | None = None
+    astra_response_storage: str = "on"  # "off": organisations without response storage
 
     @classmethod
     def from_environment(
@@ -120,5 +129,7 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_embedding_model_path": Path,
     "astra_budget_usd": _non_negative,
     "astra_price_input_per_million": _non_negative,
+    "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,
+    "astra_response_storage": _on_or_off,
 }

@@ -69,7 +69,8 @@ class BudgetPanel(Static):
                     bar(b.ledger_total_usd, b.total_limit_usd),
                 ),
                 (f"turns          {b.turns_used} of {b.max_turns}", bar(b.turns_used, b.max_turns)),
-                (f"tokens         {b.input_tokens} in / {b.output_tokens} out", ""),
+                (f"tokens in      {b.input_tokens} ({b.cached_input_tokens} cached)", ""),
+                (f"tokens out     {b.output_tokens} ({b.reasoning_tokens} reasoning)", ""),
             ]
         self.update(
             "\n".join(f"{plain} {markup}" if markup else plain for plain, markup in rows)

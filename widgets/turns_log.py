@@ -21,13 +21,25 @@ class TurnsLog(PaneLog):
     """A log of turns, refusals, notes and the session's own lines."""
 
     def add_turn(self, event: ev.ModelResponded) -> None:
-        calls = ", ".join(brief_call(call) for call in event.function_calls) or "final answer"
+        calls = ", ".join(brief_call(call) for call in event.function_calls) or (
+            "commentary" if event.commentary and not event.text else "final answer"
+        )
         head = (
             f"turn {event.turn} {event.status}: {calls} · "
-            f"{event.input_tokens}+{event.output_tokens} tokens · ${event.cost_usd:.4f}"
+            f"{event.input_tokens}+{event.output_tokens} tokens ({event.cached_input_tokens} "
+            f"cached, {event.reasoning_tokens} reasoning) · ${event.cost_usd:.4f}"
         )
-        text = f"\n  {event.text}" if event.text else ""
+        said = [f"({event.commentary})" if event.commentary else "", event.text]
+        text = "".join(f"\n  {line}" for line in said if line)
         self.put(f"[bold][pane.accent]{escape(head)}[/][/]{escape(text)}")
+        if event.refusal is not None:
+            self.put(f"[pane.error]{escape(f'  refused: {event.refusal}')}[/]")
+        if event.incomplete_reason is not None:
+            self.put(f"[pane.warning]{escape(f'  incomplete: {event.incomplete_reason}')}[/]")
+
+    def add_retry(self, event: ev.RequestRetried) -> None:
+        line = f"{event.reason}: retry {event.attempt} in {event.delay_s:.1f}s"
+        self.put(f"[pane.warning]{escape(line)}[/]")
 
     def add_refusal(self, event: ev.ToolAnswered) -> None:
         line = f"  ✗ {event.name} refused: {event.output}"

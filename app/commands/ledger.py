@@ -1,4 +1,7 @@
-"""`astra-memory ledger`: live spend by session, and the total against ASTRA_BUDGET_USD."""
+"""`astra-memory ledger`: live spend by session, and the total against ASTRA_BUDGET_USD.
+
+Money first, then tokens: a narrow terminal cuts the end of the line. Requests whose outcome
+was unknown (a timeout after sending) are charged their worst case and counted apart."""
 
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     sessions = book.by_session()
     for session_id, row in sessions.items():
         console.print(
-            f"{session_id}  {int(row['requests'])} requests  {int(row['input_tokens'])} in / "
-            f"{int(row['output_tokens'])} out tokens  ${row['cost_usd']:.4f}",
+            f"{session_id}  {int(row['requests'])} requests  ${row['cost_usd']:.4f}"
+            + (f" ({int(row['unknown'])} unknown outcome)" if row["unknown"] else "")
+            + f"  {int(row['input_tokens'])} in ({int(row['cached_input_tokens'])} cached) / "
+            f"{int(row['output_tokens'])} out ({int(row['reasoning_tokens'])} reasoning) tokens",
             no_wrap=True,
             overflow="ellipsis",
         )

@@ -19,14 +19,18 @@ def _money(value: float | None) -> str:
 
 
 def quote_text(quote: CostQuote) -> str:
+    """The worst case and where it comes from: its inputs, and the limit that caps it."""
+    cached = quote.cached_input_per_million_usd
+    cached_price = "" if cached is None else f", ${cached:.2f} cached"
     return "\n".join(
         [
             f"model            {quote.model}",
-            f"prices           ${quote.input_per_million_usd:.2f} in / "
-            f"${quote.output_per_million_usd:.2f} out per million tokens",
-            f"turns            at most {quote.max_turns}, "
-            f"{quote.max_output_tokens} output tokens each",
-            f"worst case       {_money(quote.session_worst_case_usd)}",
+            f"prices           ${quote.input_per_million_usd:.2f} in{cached_price}, "
+            f"${quote.output_per_million_usd:.2f} out per 1M",
+            f"context          ~{quote.context_tokens} tokens, + each answer",
+            f"turns            {quote.max_turns} x {quote.max_output_tokens} output tokens",
+            f"uncapped         {_money(quote.uncapped_worst_case_usd)} (nothing cached)",
+            f"worst case       {_money(quote.session_worst_case_usd)} ({quote.capped_by})",
             f"session limit    {_money(quote.session_limit_usd)}",
             f"total limit      {_money(quote.total_limit_usd)}",
             f"budget remaining {_money(quote.remaining_total_usd)}",

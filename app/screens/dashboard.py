@@ -118,6 +118,8 @@ class DashboardScreen(Screen):
                 self.query_one(BudgetPanel).show_request(event)
             case "model_responded":
                 turns.add_turn(event)
+            case "request_retried":
+                turns.add_retry(event)
             case "tool_called":
                 header.status = f"turn {event.turn}: {event.name}"
             case "tool_answered" if event.refused:

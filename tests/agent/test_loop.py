@@ -14,6 +14,7 @@ import pytest
 from agent.budget import CostGuard, Ledger, Price
 from agent.loop import AgentLimits, AstraAgent
 from agent.transport import HttpResponsesTransport, RecordingTransport
+from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from memory.service import MemoryService
 from tests.agent.responses_server import ResponsesServer
@@ -109,7 +110,9 @@ def server():
 def session(store, workspace, server, tmp_path):
     """Builds an agent wired to the loopback server; returns (agent, events, operator)."""
 
-    def build(*, operator=None, guard=None, limits=None, key="sk-test-key-0000000000000000"):
+    def build(
+        *, operator=None, guard=None, limits=None, options=None, key="sk-test-key-0000000000000000"
+    ):
         events: list = []
         operator = operator or Operator()
         memory = MemoryService(store, HashEmbedder(), session_id="loop-test", scope="loop")
@@ -124,6 +127,7 @@ def session(store, workspace, server, tmp_path):
             operator,
             model="gpt-6-astra",
             limits=limits or AgentLimits(),
+            request_options=options,
             guard=guard,
             emit=events.append,
         )
@@ -328,9 +332,9 @@ def live_guard(tmp_path: Path, session_limit: float) -> CostGuard:
 async def test_budget_stops_before_the_request_that_would_cross_it(session, server, tmp_path):
     for body in HAPPY:
         server.enqueue(body)
-    limits = AgentLimits(max_output_tokens=1000)
+    options = RequestOptions(max_output_tokens=1000)
     # the first request could cost about $0.065; the second, carrying 1100 tokens more, $0.09
-    agent, _, _ = session(guard=live_guard(tmp_path, 0.075), limits=limits)
+    agent, _, _ = session(guard=live_guard(tmp_path, 0.075), options=options)
     report = await agent.run("fix it")
     assert (report.status, report.exit_code) == ("budget", 3)
     assert len(server.requests) == 1

@@ -12,18 +12,21 @@ from collections.abc import Iterator
 from datetime import datetime
 from email.utils import formatdate
 from pathlib import Path
-from time import time
+from time import monotonic, time
 
+import httpx
 import pytest
 
 from agent.transport import (
     HttpResponsesTransport,
+    OutcomeUnknownError,
     RecordingTransport,
     ReplayScriptError,
     ReplayTransport,
     ResponsesAPIError,
     RetryNotice,
 )
+from agent.turns import Usage
 from tests.agent.responses_server import (
     ResponsesServer,
     error_body,
@@ -83,9 +86,16 @@ def refused_url() -> Iterator[str]:
 async def test_success_sends_the_exact_request(server, connect, sleeps):
     expected = server.enqueue_response([message_item("Searching memory first.")])
 
-    body = await connect(server.base_url + "/").create(PAYLOAD)
+    turn = await connect(server.base_url + "/").create(PAYLOAD)
 
-    assert body == expected
+    assert turn.raw == expected
+    assert (turn.id, turn.status, turn.text, turn.calls) == (
+        "resp_1",
+        "completed",
+        "Searching memory first.",
+        (),
+    )
+    assert turn.usage == Usage(input_tokens=100, output_tokens=20)
     [(path, headers, sent)] = server.requests
     assert path == "/v1/responses"
     assert headers["authorization"] == f"Bearer {API_KEY}"
@@ -94,24 +104,73 @@ async def test_success_sends_the_exact_request(server, connect, sleeps):
     assert sleeps == []
 
 
+FIRST_BACKOFF = (0.375, 0.5)  # the SDK's 0.5 s less up to 25% of jitter
+
+
 @pytest.mark.parametrize(
-    ("headers", "delay_s"),
+    ("headers", "shortest", "longest"),
     [
-        ({"retry-after": "1"}, 1.0),
-        ({"retry-after-ms": "250", "retry-after": "1"}, 0.25),
-        ({"retry-after": "600"}, 30.0),
+        ({"retry-after": "1"}, 1.0, 1.0),
+        ({"retry-after-ms": "250", "retry-after": "1"}, 0.25, 0.25),
+        ({"retry-after": "60"}, 60.0, 60.0),
+        ({"retry-after": "300"}, *FIRST_BACKOFF),  # over a minute: backoff, not 300 s
+        ({"retry-after-ms": "300000"}, *FIRST_BACKOFF),
+        ({"retry-after": "0"}, *FIRST_BACKOFF),
     ],
 )
-async def test_429_waits_as_long_as_the_server_asks(
-    server, connect, sleeps, notices, headers, delay_s
+async def test_429_waits_as_long_as_the_server_asks_up_to_a_minute(
+    server, connect, sleeps, notices, headers, shortest, longest
 ):
     server.enqueue(error_body("Rate limit reached", "rate_limit_error"), 429, headers)
     expected = server.enqueue_response([message_item("done")])
 
-    assert await connect(server.base_url).create(PAYLOAD) == expected
+    assert (await connect(server.base_url).create(PAYLOAD)).raw == expected
     assert len(server.requests) == 2
-    assert sleeps == [delay_s]
+    [delay_s] = sleeps
+    assert shortest <= delay_s <= longest
     assert notices == [RetryNotice(attempt=1, delay_s=delay_s, reason="HTTP 429")]
+
+
+async def test_a_retry_after_of_300_s_never_sleeps_300_s(server, connect, sleeps):
+    for _ in range(3):
+        server.enqueue(error_body("Slow down", "rate_limit_error"), 429, {"retry-after": "300"})
+    server.enqueue_response([message_item("done")])
+
+    await connect(server.base_url).create(PAYLOAD)
+
+    assert len(sleeps) == 3 and max(sleeps) <= 2.0 and len(server.requests) == 4
+
+
+@pytest.mark.parametrize("status", [408, 409, 500, 501, 529])
+async def test_request_timeouts_lock_conflicts_and_every_5xx_are_retried(
+    server, connect, notices, status
+):
+    server.enqueue(error_body("Try again", "server_error"), status)
+    expected = server.enqueue_response([message_item("done")])
+
+    assert (await connect(server.base_url).create(PAYLOAD)).raw == expected
+    assert len(server.requests) == 2
+    assert [notice.reason for notice in notices] == [f"HTTP {status}"]
+
+
+async def test_x_should_retry_false_on_a_500_makes_exactly_one_request(server, connect, sleeps):
+    server.enqueue(error_body("Do not retry", "server_error"), 500, {"x-should-retry": "false"})
+
+    with pytest.raises(ResponsesAPIError) as caught:
+        await connect(server.base_url).create(PAYLOAD)
+
+    assert (caught.value.status, caught.value.retryable) == (500, False)
+    assert len(server.requests) == 1 and sleeps == []
+
+
+@pytest.mark.parametrize("status", [400, 429])
+async def test_x_should_retry_true_retries_any_status(server, connect, notices, status):
+    body = error_body("Try again", "invalid_request_error", "insufficient_quota")
+    server.enqueue(body, status, {"x-should-retry": "true"})
+    expected = server.enqueue_response([message_item("done")])
+
+    assert (await connect(server.base_url).create(PAYLOAD)).raw == expected
+    assert len(server.requests) == 2 and len(notices) == 1
 
 
 async def test_retry_after_as_an_http_date(server, connect, sleeps):
@@ -120,11 +179,11 @@ async def test_retry_after_as_an_http_date(server, connect, sleeps):
     server.enqueue(error_body("Slow down", "rate_limit_error"), 429, {"retry-after": "garbage"})
     server.enqueue_response([message_item("done")])
 
-    await connect(server.base_url, backoff_base_s=0.5).create(PAYLOAD)
+    await connect(server.base_url).create(PAYLOAD)
 
     date_delay, fallback_delay = sleeps
     assert 3.0 < date_delay <= 5.0
-    assert 0.0 <= fallback_delay <= 1.0  # unreadable: jittered backoff for the second retry
+    assert 0.75 <= fallback_delay <= 1.0  # unreadable: jittered backoff for the second retry
 
 
 async def test_500_gives_up_after_three_retries(server, connect, sleeps, notices):
@@ -132,15 +191,15 @@ async def test_500_gives_up_after_three_retries(server, connect, sleeps, notices
         server.enqueue(error_body("The server had an error", "server_error"), 500)
 
     with pytest.raises(ResponsesAPIError) as caught:
-        await connect(server.base_url, backoff_base_s=0.5, backoff_cap_s=1.5).create(PAYLOAD)
+        await connect(server.base_url).create(PAYLOAD)
 
     error = caught.value
     assert len(server.requests) == 4
     assert (error.status, error.error_type, error.retryable) == (500, "server_error", True)
     assert "gave up after 4 attempts" in str(error)
     assert [notice.attempt for notice in notices] == [1, 2, 3]
-    caps = [0.5, 1.0, 1.5]  # base * 2**attempt, capped
-    assert all(0.0 <= delay <= cap for delay, cap in zip(sleeps, caps, strict=True))
+    caps = [0.5, 1.0, 2.0]  # 0.5 s * 2**retries, less up to 25%
+    assert all(0.75 * cap <= delay <= cap for delay, cap in zip(sleeps, caps, strict=True))
 
 
 async def test_503_then_502_then_success(server, connect, notices):
@@ -148,7 +207,7 @@ async def test_503_then_502_then_success(server, connect, notices):
     server.enqueue("<html><body>502 Bad Gateway</body></html>", 502)
     expected = server.enqueue_response([message_item("done")])
 
-    assert await connect(server.base_url).create(PAYLOAD) == expected
+    assert (await connect(server.base_url).create(PAYLOAD)).raw == expected
     assert len(server.requests) == 3
     assert [notice.reason for notice in notices] == ["HTTP 503", "HTTP 502"]
 
@@ -158,7 +217,7 @@ async def test_400_fails_at_once_with_what_the_server_said(server, connect, slee
     server.enqueue(body, 400)
 
     with pytest.raises(ResponsesAPIError) as caught:
-        await connect(server.base_url).create(PAYLOAD | {"foo": 1})
+        await connect(server.base_url).create(PAYLOAD)
 
     error = caught.value
     assert str(error) == (
@@ -218,8 +277,50 @@ async def test_a_read_timeout_is_not_retried_since_it_may_have_been_billed(
     server, connect, notices
 ):
     server.enqueue(response_body([message_item("too late")]), delay_s=1.0)
-    with pytest.raises(ResponsesAPIError, match="may have run"):
-        await connect(server.base_url, timeout_s=0.2).create(PAYLOAD)
+    with pytest.raises(OutcomeUnknownError, match="may have run"):
+        await connect(server.base_url, request_timeout_s=0.2).create(PAYLOAD)
+    assert notices == [] and len(server.requests) == 1
+
+
+async def test_the_sdk_default_timeouts(connect):
+    transport = connect("http://127.0.0.1:9/v1")
+    assert transport.request_timeout_s == 600.0
+    assert transport.timeout == httpx.Timeout(600.0, connect=5.0)
+
+
+async def test_a_request_timeout_of_1_s_against_a_3_s_server_is_outcome_unknown(
+    server, connect, notices
+):
+    server.enqueue(response_body([message_item("too late")]), delay_s=3.0)
+    started = monotonic()
+
+    with pytest.raises(OutcomeUnknownError, match="may have run"):
+        await connect(server.base_url, request_timeout_s=1.0).create(PAYLOAD)
+
+    assert 0.9 <= monotonic() - started < 2.0
+    assert notices == [] and len(server.requests) == 1
+
+
+async def test_a_server_that_drips_its_answer_still_times_out_at_the_request_timeout(
+    server, connect, notices
+):
+    server.enqueue(response_body([message_item("slowly")]), drip_s=0.3)  # ~60 s in all
+    started = monotonic()
+
+    with pytest.raises(OutcomeUnknownError, match="no complete answer within 1s"):
+        await connect(server.base_url, request_timeout_s=1.0).create(PAYLOAD)
+
+    assert 0.9 <= monotonic() - started < 2.0
+    assert notices == [] and len(server.requests) == 1
+
+
+async def test_a_connection_closed_after_sending_is_not_retried(server, connect, notices):
+    server.enqueue(None, hang_up=True)
+
+    with pytest.raises(OutcomeUnknownError, match="may have run") as caught:
+        await connect(server.base_url).create(PAYLOAD)
+
+    assert caught.value.error_type == "outcome_unknown"
     assert notices == [] and len(server.requests) == 1
 
 
@@ -236,7 +337,7 @@ async def test_recording_writes_private_redacted_pairs(server, connect, tmp_path
     expected = server.enqueue_response([message_item("done")])
     server.enqueue(error_body("Unknown parameter 'foo'", code="unknown_parameter"), 400)
 
-    assert await recorder.create(leaky) == expected
+    assert (await recorder.create(leaky)).raw == expected
     with pytest.raises(ResponsesAPIError):
         await recorder.create(PAYLOAD)
 
@@ -270,17 +371,29 @@ async def test_replay_plays_a_script_and_fills_in_the_rest(tmp_path):
     replay = ReplayTransport(script)
     payload = dict(PAYLOAD)
 
-    first = await replay.create(payload)
+    first_turn = await replay.create(payload)
     payload["input"] = "changed after sending"
-    second = await replay.create(PAYLOAD)
+    second_turn = await replay.create(PAYLOAD)
+    first, second = first_turn.raw, second_turn.raw
 
-    assert first["id"] == "resp_replay_1"
+    assert first["id"] == first_turn.id == "resp_replay_1"
     assert (first["object"], first["status"]) == ("response", "completed")
     assert first["usage"]["input_tokens"] == len(json.dumps(PAYLOAD)) // 4
     assert first["usage"]["output_tokens"] == max(1, len(json.dumps([call])) // 4)
+    assert first_turn.usage == Usage(
+        len(json.dumps(PAYLOAD)) // 4, max(1, len(json.dumps([call])) // 4)
+    )
     [filled] = first["output"]
     assert filled["id"] and filled["call_id"]
+    [parsed] = first_turn.calls
+    assert (parsed.call_id, parsed.name) == (filled["call_id"], "search_codebase_memory")
     assert {key: second[key] for key in given} == given
+    assert (second_turn.id, second_turn.status, second_turn.text) == (
+        "resp_given",
+        "incomplete",
+        "done",
+    )
+    assert second_turn.usage is None  # no output tokens given: charged its worst case
     assert replay.requests == [PAYLOAD, PAYLOAD]
     assert replay.remaining == 0
 
@@ -323,7 +436,10 @@ async def test_a_recorded_transcript_replays(server, connect, tmp_path):
 
     replay = ReplayTransport(path)
 
-    assert [await replay.create(PAYLOAD) for _ in live] == live
+    replayed = [await replay.create(PAYLOAD) for _ in live]
+    assert [turn.raw for turn in replayed] == live
+    assert [turn.calls[0].call_id for turn in replayed[:1]] == ["call_1"]
+    assert replayed[1].text == "Fixed."
     with pytest.raises(ResponsesAPIError, match="Unknown parameter 'foo'") as caught:
         await replay.create(PAYLOAD)
     assert caught.value.error_type == "recorded_error"

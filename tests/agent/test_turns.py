@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent import exceptions as stops
-from agent.turns import FunctionCall, Usage, parse_turn, request
+from agent.turns import FunctionCall, RequestOptions, Usage, parse_turn, request
 
 CALL = {
     "type": "function_call",
@@ -72,10 +72,20 @@ def test_a_response_without_id_or_output_list_is_a_model_error(body):
 
 
 def test_only_a_chained_request_names_the_previous_response():
-    assert "previous_response_id" not in request("m", [], 100, None)
-    chained = request("m", [], 100, "resp_1")
+    options = RequestOptions(max_output_tokens=100, reasoning_effort="high")
+    assert "previous_response_id" not in request("m", [], options, None)
+    chained = request("m", [], options, "resp_1")
     assert chained["previous_response_id"] == "resp_1" and chained["max_output_tokens"] == 100
+    assert chained["reasoning"] == {"effort": "high"} and chained["parallel_tool_calls"] is False
+    assert "store" not in chained and "include" not in chained
     assert all(tool["strict"] for tool in chained["tools"])
+
+
+def test_without_storage_nothing_chains_and_encrypted_reasoning_is_asked_for():
+    unstored = request("m", [], RequestOptions(store=False), "resp_1")
+    assert "previous_response_id" not in unstored
+    assert unstored["store"] is False
+    assert unstored["include"] == ["reasoning.encrypted_content"]
 
 
 @pytest.mark.parametrize(
@@ -98,3 +108,35 @@ def test_each_stop_carries_the_exit_code_the_run_command_promises(stop, status, 
     """DESIGN's `run` codes: 1 not passing, 2 usage or configuration, 3 budget or a limit,
     4 a gate."""
     assert (stop.status, stop.exit_code) == (status, exit_code)
+
+
+def test_commentary_and_refusals_are_kept_apart_from_the_answer():
+    said = {"type": "output_text", "text": "Looking.", "annotations": []}
+    commentary = {**MESSAGE, "phase": "commentary", "content": [said]}
+    no = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "No."}],
+    }
+    turn = parse_turn({"id": "resp_1", "output": [commentary, MESSAGE, no], "created_by": None})
+    assert (turn.commentary, turn.text, turn.refusal) == ("Looking.", "The cause", "No.")
+    assert parse_turn({"id": "resp_1", "output": [commentary]}).refusal is None
+    # MESSAGE's refusal part has no text: still a refusal
+    assert parse_turn({"id": "resp_1", "output": [MESSAGE]}).refusal == "(no reason given)"
+
+
+def test_output_items_replay_as_input_without_nulls_or_output_only_fields():
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "content": None}
+    called = {**CALL, "created_by": "x", "parsed_arguments": {}}
+    turn = parse_turn({"id": "resp_1", "output": [reasoning, called]})
+    assert turn.replay_items == ({"type": "reasoning", "id": "rs_1", "summary": []}, CALL)
+    assert turn.raw["output"][1] is called  # the transcript keeps the body as sent
+
+
+def test_malformed_usage_is_no_usage_with_the_problem_named():
+    turn = parse_turn({"id": "r", "output": [], "usage": {"input_tokens": -1, "output_tokens": 1}})
+    assert turn.usage is None and "input_tokens" in turn.usage_problem
+    detailed = {"input_tokens": 9, "output_tokens": 4}
+    detailed |= {"input_tokens_details": {"cached_tokens": 8}}
+    detailed |= {"output_tokens_details": {"reasoning_tokens": 3}}
+    assert parse_turn({"id": "r", "output": [], "usage": detailed}).usage == Usage(9, 4, 8, 3)

@@ -54,6 +54,7 @@ def test_defaults_without_any_configuration(tmp_path):
         ("ASTRA_BUDGET_USD", "-1"),
         ("ASTRA_BUDGET_USD", "nan"),
         ("ASTRA_PRICE_INPUT_PER_MILLION", "inf"),
+        ("ASTRA_PRICE_CACHED_INPUT_PER_MILLION", "-2"),
     ],
 )
 def test_a_bad_number_names_its_variable(name, value):

@@ -78,6 +78,8 @@ def fixed_events() -> list[ev.Event]:
             input_tokens=800,
             output_tokens=40,
             cost_usd=0.0123,
+            cached_input_tokens=600,
+            reasoning_tokens=30,
         ),
         ev.TestOutput(run=1, line="tests/test_service.py::test_origins FAILED"),
         ev.TestOutput(run=1, line="tests/test_service.py::test_port PASSED"),
@@ -91,6 +93,7 @@ def fixed_events() -> list[ev.Event]:
         ),
         ev.MemoryMatched(turn=2, query="AssertionError: origins", error_type=None, matches=[match]),
         ev.ModelRequested(turn=3, previous_response_id="r2", worst_case_usd=0.0421),
+        ev.RequestRetried(attempt=1, delay_s=0.5, reason="HTTP 429"),
         ev.BudgetChanged(
             session_cost_usd=0.0123,
             ledger_total_usd=1.5,
@@ -100,6 +103,8 @@ def fixed_events() -> list[ev.Event]:
             max_turns=12,
             input_tokens=800,
             output_tokens=40,
+            cached_input_tokens=600,
+            reasoning_tokens=30,
         ),
     ]
 
@@ -168,10 +173,14 @@ def test_snapshot_cost_modal(snap_compare, size):
     quote = CostQuote(
         model="gpt-6-astra",
         input_per_million_usd=10.0,
+        cached_input_per_million_usd=1.0,
         output_per_million_usd=50.0,
         max_turns=12,
-        max_output_tokens=4000,
-        session_worst_case_usd=1.2345,
+        max_output_tokens=25_000,
+        context_tokens=1_234,
+        uncapped_worst_case_usd=33.1234,
+        session_worst_case_usd=2.0,
+        capped_by="capped by --budget-usd",
         session_limit_usd=2.0,
         total_limit_usd=10.0,
         remaining_total_usd=8.5,
