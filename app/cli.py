@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
+from app.config_file import config_path, load_config
 from app.errors import CommandError
 from app.settings import Settings
 from app.store_url import resolve_memory_url
@@ -193,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--model", help="model name (default: ASTRA_MODEL, gpt-6-astra)")
     group.add_argument("--base-url", metavar="URL", help="Responses API base URL")
     group.add_argument("--memory", metavar="URL", help="memory store URL")
-    group.add_argument("--scope", default="default", help="memory scope (default: default)")
+    group.add_argument("--scope", help="memory scope (default: the config file's, else default)")
     group.add_argument(
         "--store",
         choices=("ask", "yes", "no"),
@@ -201,7 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="confirm memory writes: ask on a terminal (declines without one), yes, or no",
     )
     group.add_argument(
-        "--budget-usd", type=_dollars, metavar="X", help="spending limit for this session"
+        "--budget-usd",
+        type=_dollars,
+        metavar="X",
+        help="spending limit for this session (default: the config file's)",
     )
     group.add_argument(
         "--max-turns", type=_at_least_one, default=12, metavar="N", help="model turn limit"
@@ -244,6 +248,22 @@ def build_parser() -> argparse.ArgumentParser:
         "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed.",
     )
 
+    configuration = commands.add_parser(
+        "config",
+        help="the config file: its path, the values in force, one value set",
+        description="The config file keeps the theme, memory_url, scope and budget_usd "
+        "between runs. The environment and flags override it.",
+    )
+    settings_actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
+    settings_actions.add_parser("path", help="where the config file is")
+    settings_actions.add_parser(
+        "show", parents=[json_option], help="each value in force and where it comes from"
+    )
+    setter = settings_actions.add_parser("set", help="keep one value (or --unset it)")
+    setter.add_argument("key", choices=("theme", "memory_url", "scope", "budget_usd"))
+    setter.add_argument("value", nargs="?", help="the value (none with --unset)")
+    setter.add_argument("--unset", action="store_true", help="remove the key")
+
     smoke = commands.add_parser(
         "smoke", help="check the store end to end: store a temporary fix, then verify it"
     )
@@ -264,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["tui"])
     try:
-        settings = exact_urls(args, Settings.from_environment())
+        settings = exact_urls(args, with_config(args, Settings.from_environment()))
         return asyncio.run(command_for(args)(args, settings))
     except CommandError as exc:
         return _fail(str(exc), exc.code)
@@ -277,6 +297,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc.strerror or exc}{where}", 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+
+
+def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The config file's values where neither a flag nor the environment gives one."""
+    if args.command == "config":
+        return settings  # it reports the file; a broken file must not stop it
+    config = load_config(config_path())
+    args.config = config
+    if hasattr(args, "budget_usd") and args.budget_usd is None:
+        args.budget_usd = config.budget_usd
+    if args.command in ("tui", "run") and args.scope is None:
+        args.scope = config.scope
+    if settings.astra_memory_url is None and config.memory_url:
+        settings = replace(settings, astra_memory_url=config.memory_url)
+    return settings
 
 
 def exact_urls(args: argparse.Namespace, settings: Settings) -> Settings:

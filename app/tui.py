@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from app.config_file import set_value
 from app.dashboard_supervisor import DashboardSupervisor
 from app.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.screens.confirm_modal import ConfirmModal
@@ -72,6 +73,8 @@ class AstraApp(App[int]):
         else:
             self.push_screen(self.dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
+        if self.config_path is not None:
+            self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _show_dashboard(self, _result: object = None) -> None:
         self.push_screen(self.dashboard)
@@ -229,6 +232,22 @@ class AstraApp(App[int]):
         lines = [report_line(done.report) for done in self.sessions.finished]
         await self.push_screen_wait(SummaryModal(lines))
         self.exit(self.sessions.exit_code)
+
+    def keep_theme(self, theme: str | None, config_file: Path) -> None:
+        """Start in the config file's theme (if Textual has it); save the one chosen."""
+        self.config_path = config_file
+        if theme in self.available_themes:
+            self.theme = theme
+
+    def _save_theme(self, theme: object) -> None:
+        if self.config_path is not None:
+            self.save_theme(self.theme)
+
+    @work(thread=True, exclusive=True, group="config", exit_on_error=False, description="config")
+    def save_theme(self, name: str) -> None:
+        """In a thread: the UI never waits on the disk."""
+        assert self.config_path is not None
+        set_value(self.config_path, "theme", name)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
