@@ -10,15 +10,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
+import importlib.metadata
 import math
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
+from app.config_file import config_path, load_config
 from app.errors import CommandError
 from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from app.settings import Settings
+from app.store_url import resolve_memory_url
 from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr and exit 2, as every other error is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"astra-memory: error: {message} (see {self.prog} --help)\n")
 
 
 def _positive_int(text: str) -> int:
@@ -45,24 +57,54 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _dollars(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of US dollars, 0 or more, got {text}"
+        )
+    return value
+
+
+def _score(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:  # nan fails both comparisons
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
+    return value
+
+
+def _query(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the query is empty")
+    return text
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("astra-codebase-memory")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="astra-memory",
         description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
         epilog="Environment: OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL, ASTRA_MEMORY_URL, "
         "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH, "
         "ASTRA_RESPONSE_STORAGE=off, ASTRA_PRICE_{INPUT,CACHED_INPUT,OUTPUT}_PER_MILLION.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    store_options = argparse.ArgumentParser(add_help=False)
+    store_options = OneLineParser(add_help=False)
     store_options.add_argument(
         "--memory",
         metavar="URL",
         help="memory store URL, e.g. sqlite:///path/memory.sqlite3 (default: ASTRA_MEMORY_URL, "
         "else memory.sqlite3 in ASTRA_DATA_DIR)",
     )
-    json_option = argparse.ArgumentParser(add_help=False)
+    json_option = OneLineParser(add_help=False)
     json_option.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
     memory = commands.add_parser("memory", help="browse, search, audit and prune memory records")
@@ -84,16 +126,22 @@ def build_parser() -> argparse.ArgumentParser:
     search = actions.add_parser(
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
     )
-    search.add_argument("query", metavar="QUERY", help="failure text to search for")
+    search.add_argument("query", metavar="QUERY", type=_query, help="failure text to search for")
     search.add_argument("--scope", default="default", help="scope to search (default: default)")
     search.add_argument("--error-type", help="only records of this error type")
     search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
     search.add_argument(
-        "--min-score", type=float, default=0.0, help="lowest cosine score shown (default 0)"
+        "--min-score", type=_score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
     )
 
-    delete = actions.add_parser("delete", parents=[store_options], help="delete one record")
+    delete = actions.add_parser(
+        "delete",
+        parents=[store_options],
+        help="delete one record",
+        description="Asks first on a terminal; without one, --yes is required.",
+    )
     delete.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    delete.add_argument("--yes", action="store_true", help="delete without asking")
 
     actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
@@ -145,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     migration.add_argument("--from", dest="source", required=True, metavar="URL")
     migration.add_argument("--to", dest="target", required=True, metavar="URL")
 
-    session_options = argparse.ArgumentParser(add_help=False)
+    session_options = OneLineParser(add_help=False)
     group = session_options.add_argument_group("session options")
     group.add_argument("--prompt", help="the task for Astra (default: fix the failing tests)")
     group.add_argument("--live", action="store_true", help="send paid requests to the model")
@@ -158,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--model", help="model name (default: ASTRA_MODEL, gpt-6-astra)")
     group.add_argument("--base-url", metavar="URL", help="Responses API base URL")
     group.add_argument("--memory", metavar="URL", help="memory store URL")
-    group.add_argument("--scope", default="default", help="memory scope (default: default)")
+    group.add_argument("--scope", help="memory scope (default: the config file's, else default)")
     group.add_argument(
         "--store",
         choices=("ask", "yes", "no"),
@@ -166,10 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="confirm memory writes: ask on a terminal (declines without one), yes, or no",
     )
     group.add_argument(
-        "--budget-usd", type=float, metavar="X", help="spending limit for this session"
+        "--budget-usd",
+        type=_dollars,
+        metavar="X",
+        help="spending limit for this session (default: the config file's)",
     )
     group.add_argument(
-        "--max-turns", type=_positive_int, default=12, metavar="N", help="model turn limit"
+        "--max-turns", type=_at_least_one, default=12, metavar="N", help="model turn limit"
     )
     # the Responses API (issue 10)
     group.add_argument(
@@ -218,13 +269,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tui.add_argument("--workspace", metavar="DIR", help="the project to fix in a session")
 
-    demo = commands.add_parser("demo", help="the two-session experiment on demo_projects, offline")
+    demo = commands.add_parser(
+        "demo",
+        help="the two-session experiment on demo_projects, offline",
+        description="alpha fixes its bug on an empty memory scope and stores the fix; beta, a "
+        "different project on a new response chain, must find that fix before its first edit. "
+        "In the dashboard you confirm each store. Exit 0 when all five checks hold, 1 when one "
+        "fails, 3 when the operator declined alpha's store (the experiment could not run).",
+    )
     demo.add_argument(
         "--headless", action="store_true", help="print to the terminal instead of the dashboard"
     )
     demo.add_argument("--memory", metavar="URL", help="memory store URL")
 
-    commands.add_parser("ledger", help="live spend by session")
+    commands.add_parser(
+        "ledger",
+        help="live spend by session",
+        description="Spend of each live session from the ledger in ASTRA_DATA_DIR, and the "
+        "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed.",
+    )
+
+    configuration = commands.add_parser(
+        "config",
+        help="the config file: its path, the values in force, one value set",
+        description="The config file keeps the theme, memory_url, scope and budget_usd "
+        "between runs. The environment and flags override it.",
+    )
+    settings_actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
+    settings_actions.add_parser("path", help="where the config file is")
+    settings_actions.add_parser(
+        "show", parents=[json_option], help="each value in force and where it comes from"
+    )
+    setter = settings_actions.add_parser("set", help="keep one value (or --unset it)")
+    setter.add_argument("key", choices=("theme", "memory_url", "scope", "budget_usd"))
+    setter.add_argument("value", nargs="?", help="the value (none with --unset)")
+    setter.add_argument("--unset", action="store_true", help="remove the key")
 
     model = commands.add_parser("model", help="the embedding model")
     model_actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -253,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["tui"])
     try:
-        settings = Settings.from_environment()
+        settings = exact_urls(args, with_config(args, Settings.from_environment()))
         return asyncio.run(command_for(args)(args, settings))
     except CommandError as exc:
         return _fail(str(exc), exc.code)
@@ -266,6 +345,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc.strerror or exc}{where}", 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+
+
+def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The config file's values where neither a flag nor the environment gives one."""
+    if args.command == "config":
+        return settings  # it reports the file; a broken file must not stop it
+    config = load_config(config_path())
+    args.config = config
+    if hasattr(args, "budget_usd") and args.budget_usd is None:
+        args.budget_usd = config.budget_usd
+    if args.command in ("tui", "run") and args.scope is None:
+        args.scope = config.scope
+    if settings.astra_memory_url is None and config.memory_url:
+        settings = replace(settings, astra_memory_url=config.memory_url)
+    return settings
+
+
+def exact_urls(args: argparse.Namespace, settings: Settings) -> Settings:
+    """Every memory URL given, by flag or environment, with its SQLite path resolved."""
+    for name in ("memory", "source", "target"):
+        if getattr(args, name, None):
+            setattr(args, name, resolve_memory_url(getattr(args, name)))
+    if settings.astra_memory_url:
+        settings = replace(settings, astra_memory_url=resolve_memory_url(settings.astra_memory_url))
+    return settings
 
 
 def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 from agent import events as ev
@@ -18,6 +17,7 @@ from agent.loop import AstraAgent
 from agent.supervisor import Supervisor
 from app.errors import CommandError
 from app.options import SessionOptions
+from app.screens.export_modal import default_export_path
 from app.session_builder import build_agent, build_transport
 from app.settings import Settings
 from memory.embedder import Embedder
@@ -97,15 +97,16 @@ class DashboardBackend:
             self.store, self.embedder, session_id="memory-browser", scope=self.scope
         )
 
-    async def export(self) -> tuple[Path, int]:
-        """Every record as JSONL into the data dir's exports folder, as `memory export`
-        writes it; returns the file and how many records it holds."""
+    async def export(self, path: Path | None = None) -> tuple[Path, int]:
+        """Every record as JSONL, as `memory export` writes it, to `path` (default: a new
+        file in the data dir's exports folder); returns the file and how many records it
+        holds. Only the exports folder is made if missing."""
         lines = [line async for line in export_lines(self.store)]
-        folder = self.settings.data_dir / "exports"
-        path = folder / f"memory-{datetime.now(UTC):%Y%m%d-%H%M%S}.jsonl"
+        path = path or default_export_path(self.settings.data_dir)
 
         def write() -> None:
-            folder.mkdir(parents=True, exist_ok=True)
+            if path.parent == self.settings.data_dir / "exports":
+                path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
         await asyncio.to_thread(write)

@@ -17,13 +17,20 @@ from rich.markup import escape
 
 from agent import events as ev
 from agent.supervisor import CostQuote, StoreProposal
+from app.console import make_console
 
 StorePolicy = Literal["ask", "yes", "no"]
 
 
 def ask_terminal(question: str) -> bool:
-    """y/N on a terminal; False when stdin is not one."""
+    """y/N on a terminal. Without one the answer is no, and stderr says so and why."""
     if not sys.stdin.isatty():
+        print(
+            f"{question} no: no terminal to ask (flags answer instead: --store yes, "
+            "--approve-live-cost)",
+            file=sys.stderr,
+            flush=True,
+        )
         return False
     print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().strip().lower() in {"y", "yes"}
@@ -76,7 +83,7 @@ class EventPrinter:
 
     def __init__(self, *, as_json: bool, console: Console | None = None) -> None:
         self.as_json = as_json
-        self.console = console or Console(highlight=False)
+        self.console = console or make_console()
 
     def __call__(self, event: ev.Event) -> None:
         if self.as_json:

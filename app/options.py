@@ -50,7 +50,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         model=args.model,
         base_url=args.base_url,
         memory=args.memory,
-        scope=args.scope,
+        scope=args.scope or "default",
         store=args.store,
         budget_usd=args.budget_usd,
         max_turns=args.max_turns,

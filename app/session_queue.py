@@ -101,6 +101,10 @@ class SessionQueue:
         self.finished: list[FinishedSession] = []
         self.exit_code = 0
 
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
+
     def set_status(self, status: str) -> None:
         self.status = status
         self.view.show_status(status)

@@ -9,6 +9,7 @@ dashboard (`DashboardScreen.forward`), which posts them to itself as messages.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,12 +21,16 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from app.config_file import set_value
 from app.dashboard_supervisor import DashboardSupervisor
 from app.options import DEFAULT_PROMPT, SessionOptions, new_session_id
-from app.screens.dashboard import DashboardScreen
+from app.screens.confirm_modal import ConfirmModal
+from app.screens.dashboard import DashboardScreen, report_line
+from app.screens.help_screen import HelpScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSession, NewSessionModal
 from app.screens.record_modal import RecordModal
+from app.screens.summary_modal import SummaryModal
 from app.session_queue import SessionPlan, SessionQueue
 from app.settings import Settings
 from widgets import MatchesLog
@@ -43,6 +48,7 @@ class AstraApp(App[int]):
         Binding("m", "browse_memory", "Memory", id="app.memory"),
         Binding("s", "stop_session", "Stop", id="app.stop"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark,f1", "help", "Help", id="app.help"),
     ]
 
     def __init__(
@@ -58,6 +64,8 @@ class AstraApp(App[int]):
         self.sessions = SessionQueue(settings, options, plans, self, embedder)
         self.browse_first = browse
         self.dashboard = DashboardScreen()
+        self.quitting = False
+        self.config_path: Path | None = None
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left
@@ -65,6 +73,8 @@ class AstraApp(App[int]):
         else:
             self.push_screen(self.dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
+        if self.config_path is not None:
+            self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _show_dashboard(self, _result: object = None) -> None:
         self.push_screen(self.dashboard)
@@ -191,7 +201,69 @@ class AstraApp(App[int]):
         self.notify(self.sessions.stop())
 
     async def action_quit(self) -> None:
+        """Quit; mid-session, ask first, then stop it at its next safe point, show the
+        summary, and quit once that is closed."""
+        if self.sessions.agent is None:
+            self.exit(self.sessions.exit_code)
+            return
+        if self.quitting:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.quitting = True
+                self.sessions.stop()
+                self.quit_after_session()
+
+        self.push_screen(
+            ConfirmModal(
+                "Quit while a session runs?",
+                "The session stops at its next safe point (no request is cut off, the "
+                "workspace keeps its edits so far); then its summary shows, then the app quits.",
+                yes="Stop and quit",
+            ),
+            callback=answered,
+        )
+
+    @work(group="quit", exit_on_error=False, description="quit")
+    async def quit_after_session(self) -> None:
+        while self.sessions.agent is not None:
+            await asyncio.sleep(0.05)
+        lines = [report_line(done.report) for done in self.sessions.finished]
+        await self.push_screen_wait(SummaryModal(lines))
         self.exit(self.sessions.exit_code)
+
+    def keep_theme(self, theme: str | None, config_file: Path) -> None:
+        """Start in the config file's theme (if Textual has it); save the one chosen."""
+        self.config_path = config_file
+        if theme in self.available_themes:
+            self.theme = theme
+
+    def _save_theme(self, theme: object) -> None:
+        if self.config_path is not None:
+            self.save_theme(self.theme)
+
+    @work(thread=True, exclusive=True, group="config", exit_on_error=False, description="config")
+    def save_theme(self, name: str) -> None:
+        """In a thread: the UI never waits on the disk."""
+        assert self.config_path is not None
+        set_value(self.config_path, "theme", name)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        settings = self.sessions.settings
+        self.push_screen(
+            HelpScreen(
+                [
+                    ("memory store", self.sessions.memory_url),
+                    ("data (ledger, transcripts, demo workspaces)", str(settings.data_dir)),
+                    ("transcripts", str(settings.data_dir / "transcripts")),
+                    ("exports", str(settings.data_dir / "exports")),
+                    ("config file", str(self.config_path) if self.config_path else "none"),
+                ]
+            )
+        )
 
     async def on_unmount(self) -> None:
         await self.sessions.close()

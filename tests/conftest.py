@@ -50,3 +50,11 @@ def service(store, embedder) -> MemoryService:
     service = MemoryService(store, embedder, session_id="session-alpha", scope="alpha")
     service.confirm_outcome(PASSING, EVIDENCE)
     return service
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path_factory, monkeypatch) -> Path:
+    """Each test's own config dir: no test reads or writes the user's config file."""
+    home = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home

@@ -1,5 +1,6 @@
-"""The Memory matches pane: each search's query, then its matches — score with a bar, error
-type, files, stored time and fix. Selecting a match asks for the whole record."""
+"""The Memory matches pane: a separator for each session, each search's query, then its
+matches — score with a bar, error type, files, stored time and fix. New matches scroll into
+view. Selecting a match asks for the whole record."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ class MatchesLog(OptionList):
         super().__init__(**kwargs)
         self._memory_ids: dict[str, str] = {}  # option id -> memory id; a record can recur
 
+    def add_session(self, session_id: str) -> None:
+        """A separator: the searches after it are this session's."""
+        self.add_option(Option(f"[dim]── session {escape(session_id)} ──[/]", disabled=True))
+
     def add_search(self, event: ev.MemoryMatched) -> None:
         scope = f" [{event.error_type}]" if event.error_type else ""
         query = event.query if len(event.query) <= 200 else event.query[:200] + "…"
@@ -57,7 +62,11 @@ class MatchesLog(OptionList):
                     id=option_id,
                 )
             )
+        first = self.option_count
         self.add_options(options)
+        if event.matches:  # bring the new matches into view, the best highlighted
+            self.highlighted = first + 1
+        self.call_after_refresh(self.scroll_end, animate=False)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -7,16 +7,20 @@ written; the dashboard's panes change width at the CSS breakpoint and with the t
 so they draw their kept lines again when the width changes.
 
 Markup names colours by role (`[pane.success]`); `pane_theme` maps the roles to the
-Textual theme's text colours, so the panes read well in the light theme and the dark.
+Textual theme's text colours, so the panes read well in every theme. Textual's names for
+them ("ansi_green" in the ANSI themes) are not Rich's, so each goes through Textual's own
+colour parser first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rich.style import Style
 from rich.text import Text
 from rich.theme import Theme
 from textual import events
+from textual.color import Color, ColorParseError
 from textual.widgets import RichLog
 
 PANE_STYLES = {
@@ -30,7 +34,15 @@ PANE_STYLES = {
 
 def pane_theme(variables: Mapping[str, str]) -> Theme:
     """Rich styles for the panes' markup, from a Textual theme's variables."""
-    return Theme({name: variables[variable] for name, variable in PANE_STYLES.items()})
+    return Theme({name: _style(variables.get(var, "")) for name, var in PANE_STYLES.items()})
+
+
+def _style(value: str) -> Style:
+    """A Textual colour as a Rich style; the terminal's default for one it cannot parse."""
+    try:
+        return Style(color=Color.parse(value).rich_color)
+    except ColorParseError:
+        return Style()
 
 
 def as_text(line: str | Text) -> Text:

@@ -18,15 +18,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
+from app.console import make_console
 from app.options import DEMO_PROJECTS, SessionOptions, new_session_id, require_demo_projects
 from app.session_queue import FinishedSession, SessionPlan
 from app.settings import Settings
 from app.tui import build_app
 
-console = Console(highlight=False)
+console = make_console()
 
 
 @dataclass(frozen=True)
@@ -144,13 +144,19 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     console.print(table)
     alpha, beta = (session.report for session in sessions)
     beta_found = {m["memory_id"] for s in beta.memory_searches for m in s.matches}
-    checks = [
+    # alpha's rehearsal always offers its fix once its tests pass: nothing stored then
+    # means the operator said no, and beta had nothing to find.
+    declined = alpha.exit_code == 0 and not alpha.stored_memory_ids
+    checks: list[tuple[str, bool | None]] = [
         (
             "alpha passed its tests and stored a confirmed fix",
-            alpha.exit_code == 0 and bool(alpha.stored_memory_ids),
+            None if declined else alpha.exit_code == 0 and bool(alpha.stored_memory_ids),
         ),
         ("beta started a new response chain", not beta.first_request_chained),
-        ("beta retrieved alpha's fix", bool(set(alpha.stored_memory_ids) & beta_found)),
+        (
+            "beta retrieved alpha's fix",
+            None if declined else bool(set(alpha.stored_memory_ids) & beta_found),
+        ),
         (
             "beta searched memory before its first edit",
             beta.first_search_turn is not None
@@ -159,6 +165,13 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
         ("beta's fix passes the original, untouched tests", verify_exit == 0),
     ]
     for text, held in checks:
-        console.print(f"{'[green]✓' if held else '[red]✗'} {text}[/]")
+        mark = "[yellow]-" if held is None else "[green]✓" if held else "[red]✗"
+        console.print(f"{mark} {text}{' (not run: nothing stored)' if held is None else ''}[/]")
     console.print(f"memory: {url}")
+    if declined:
+        console.print(
+            "[yellow]the experiment is incomplete: alpha's tests passed, but the operator "
+            "declined storing its fix, so beta had nothing to find (exit 3)[/]"
+        )
+        return 3
     return 0 if all(held for _, held in checks) else 1

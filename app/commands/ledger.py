@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
+from app.console import make_console
 from app.session_builder import ledger_for
 from app.settings import Settings
 
-console = Console(highlight=False)
+console = make_console()
 
 
 async def ledger(args: argparse.Namespace, settings: Settings) -> int:

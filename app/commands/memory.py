@@ -11,12 +11,12 @@ import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 from rich.syntax import Syntax
 from rich.table import Table
 
+from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
 from memory.embedder import shared_embedder
@@ -26,8 +26,8 @@ from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
 from memory.transfer import export_lines, import_records, migrate, parse_import
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 async def memory(args: argparse.Namespace, settings: Settings) -> int:
@@ -184,6 +184,19 @@ def _top_k(value: int) -> int:
 
 async def memory_delete(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     record = await resolve_id(store, args.memory_id)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CommandError(
+                f"not deleting {record.short_id}: no terminal to ask; add --yes to delete", 2
+            )
+        err_console.print(
+            f"Delete {record.short_id} ({escape(record.error_type)}: "
+            f"{escape(_clip(record.fix_description, 60))})? This cannot be undone. [y/N] ",
+            end="",
+        )
+        if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
+            console.print("nothing deleted")
+            return 1
     await store.delete(record.memory_id)
     console.print(f"deleted {record.memory_id}")
     return 0
@@ -234,6 +247,7 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
     records = parse_import(_read_lines(args.file), default_scope=args.scope, now=utc_now())
     if not records:
         raise CommandError(f"{args.file} holds no records")
+    present = {r.memory_id for r in records if await store.get(r.memory_id) is not None}
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("embedding", total=len(records))
         count = await import_records(
@@ -243,8 +257,11 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
             lambda done, total: progress.update(task, completed=done),
         )
     imported = sum(r.provenance == "imported" for r in records)
+    new = len({r.memory_id for r in records} - present)
     console.print(
-        f"imported {count} record(s) into {escape(store.url)}"
+        f"imported {count} record(s) into {escape(store.url)}: {new} new, "
+        f"{len(present)} already present"
+        + (" (updated in place)" if present else "")
         + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
     )
     return 0

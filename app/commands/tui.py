@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from app.config_file import config_path
 from app.errors import CommandError
 from app.options import options_from
 from app.settings import Settings
@@ -24,5 +25,7 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
             raise CommandError(f"workspace {workspace} is not a directory", 2)
         if not options.live and options.replay is None:
             raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
-    code = await build_app(settings, options, workspace).run_async()
+    app = build_app(settings, options, workspace)
+    app.keep_theme(args.config.theme, config_path())
+    code = await app.run_async()
     return code or 0

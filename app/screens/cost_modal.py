@@ -33,7 +33,12 @@ def quote_text(quote: CostQuote) -> str:
             f"worst case       {_money(quote.session_worst_case_usd)} ({quote.capped_by})",
             f"session limit    {_money(quote.session_limit_usd)}",
             f"total limit      {_money(quote.total_limit_usd)}",
-            f"budget remaining {_money(quote.remaining_total_usd)}",
+            "budget remaining "
+            + (
+                "no total limit"
+                if quote.remaining_total_usd is None
+                else f"${quote.remaining_total_usd:.4f}"
+            ),
         ]
     )
 

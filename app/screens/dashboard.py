@@ -113,6 +113,7 @@ class DashboardScreen(Screen):
                 header.memory_url = event.memory_url
                 header.status = f"running · scope {event.scope}"
                 turns.add_text(f"── session {event.session_id} ──")
+                self.query_one(MatchesLog).add_session(event.session_id)
             case "model_requested":
                 header.status = f"waiting for the model (turn {event.turn})"
                 self.query_one(BudgetPanel).show_request(event)

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -19,6 +19,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label
 
 from app.screens.confirm_modal import ConfirmModal
+from app.screens.export_modal import ExportModal, default_export_path
+from app.screens.record_modal import RecordModal
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ class MemoryAccess(Protocol):
 
     memory_url: str
     scope: str
+    data_dir: Path  # where exports go by default
     status: str  # what the app is doing: opening the store, loading the model, an error
     startup_error: str | None  # why the memory or its model could not be opened
     ready: asyncio.Event  # set once the embedder is loaded (or failed to)
@@ -44,6 +47,20 @@ class MemoryAccess(Protocol):
 
 SEARCH_DELAY_S = 0.3
 LIST_LIMIT = 500
+# (title, width) of each column but the fix, which takes the width left; score only
+# while searching. Each column also takes 2 cells of padding.
+COLUMNS = [
+    ("id", 8),
+    ("score", 6),
+    ("error type", 14),
+    ("fix", 0),
+    ("files", 14),
+    ("stored at", 11),
+    ("scope", 8),
+    ("dlv", 3),
+    ("green", 5),
+]
+MIN_FIX_WIDTH = 20
 
 
 def _clip(text: str, limit: int) -> str:
@@ -67,6 +84,9 @@ class MemoryBrowserScreen(Screen):
         self._debounce: Timer | None = None
         self.exported: Path | None = None
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
+        self._rows: list[tuple[MemoryRecord, str]] = []
+        self._stats: dict[str, DeliveryStats] = {}
+        self._shown: str | None = None  # the record in the detail pane
 
     def show_title(self) -> None:
         """The store, then what is listed; until a listing arrives, the app's progress
@@ -90,6 +110,7 @@ class MemoryBrowserScreen(Screen):
         yield Input(
             placeholder=f"semantic search in scope {self.memory.scope} (empty: list all)",
             id="search",
+            select_on_focus=False,  # a key typed in the table lands here: keep it
         )
         with Vertical(id="browser-body"):
             yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
@@ -99,18 +120,6 @@ class MemoryBrowserScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns(
-            "id",
-            "score",
-            "error type",
-            "fix",
-            "files",
-            "stored at",
-            "scope",
-            "session",
-            "dlv",
-            "green",
-        )
         self.show_title()
         self.load()
         table.focus()
@@ -141,33 +150,77 @@ class MemoryBrowserScreen(Screen):
         self._fill(rows, stats)
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
+        self._rows, self._stats = rows, stats
         self.records = {record.memory_id: record for record, _ in rows}
-        for record, score in rows:
-            audit = stats.get(record.memory_id)
-            table.add_row(
-                record.short_id,
-                score,
-                _clip(record.error_type, 14),
-                _clip(record.fix_description, 22),
-                _clip(", ".join(record.file_paths), 12),
-                f"{record.timestamp:%m-%d %H:%M}",
-                _clip(record.scope, 8),
-                _clip(record.session_id, 10),
-                str(audit.delivered if audit else 0),
-                f"{audit.sessions_green}/{audit.sessions_ended}"
-                if audit and audit.sessions_ended
-                else "-",
-                key=record.memory_id,
-            )
+        self._draw_rows()
         self.loaded = len(rows)
         self.show_title()
         self.show_selected()
 
+    def _draw_rows(self) -> None:
+        """The table at the screen's width: the fix column takes what the others leave."""
+        table = self.query_one(DataTable)
+        selected = self.selected()
+        columns = [(t, w) for t, w in COLUMNS if t != "score" or self.query_text]
+        others = sum(width + 2 for _, width in columns if width) + 2 + 2  # fix padding, bar
+        fix_width = max(MIN_FIX_WIDTH, self.size.width - others)
+        table.clear(columns=True)
+        for title, width in columns:
+            table.add_column(title, width=width or fix_width, key=title)
+        for record, score in self._rows:
+            audit = self._stats.get(record.memory_id)
+            cells = {
+                "id": record.short_id,
+                "score": score,
+                "error type": _clip(record.error_type, 14),
+                "fix": _clip(" ".join(record.fix_description.split()), fix_width),
+                "files": _clip(", ".join(record.file_paths), 14),
+                "stored at": f"{record.timestamp:%m-%d %H:%M}",
+                "scope": _clip(record.scope, 8),
+                "dlv": str(audit.delivered if audit else 0),
+                "green": f"{audit.sessions_green}/{audit.sessions_ended}"
+                if audit and audit.sessions_ended
+                else "-",
+            }
+            table.add_row(*(cells[title] for title, _ in columns), key=record.memory_id)
+        if selected is not None and selected.memory_id in self.records:
+            table.move_cursor(row=table.get_row_index(selected.memory_id))
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._rows:
+            self._draw_rows()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing a word anywhere but the search box starts a search with it: the key is
+        not lost. Keys with a binding (d, e, r, q, ...) keep their meaning."""
+        search = self.query_one("#search", Input)
+        if (
+            self.focused is search
+            or not event.is_printable
+            or event.character is None
+            or event.key in self.app.active_bindings
+            or isinstance(self.focused, Input)
+        ):
+            return
+        event.stop()
+        event.prevent_default()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+
     @on(DataTable.RowHighlighted, "#records")
     def show_selected(self) -> None:
-        self.query_one(RecordView).show(self.selected())
+        record = self.selected()
+        shown = record.memory_id if record else None
+        if shown != self._shown:  # another record: read it from its top
+            self._shown = shown
+            self.query_one("#detail-scroll").scroll_home(animate=False)
+        self.query_one(RecordView).show(record)
+
+    @on(DataTable.RowSelected, "#records")
+    def open_selected(self) -> None:
+        record = self.selected()
+        if record is not None:
+            self.app.push_screen(RecordModal(record))
 
     def selected(self) -> MemoryRecord | None:
         table = self.query_one(DataTable)
@@ -204,19 +257,29 @@ class MemoryBrowserScreen(Screen):
             callback=answered,
         )
 
+    def action_export(self) -> None:
+        """Ask where (a new file in the exports folder by default), then export there."""
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.export_to(path)
+
+        self.app.push_screen(ExportModal(default_export_path(self.memory.data_dir)), chosen)
+
     @work(group="browser-export", exit_on_error=False, description="export")
-    async def action_export(self) -> None:
-        """Every record as JSONL into the data dir's exports folder, as `memory export`."""
+    async def export_to(self, path: Path) -> None:
+        """Every record as JSONL, as `memory export` writes it."""
         backend = await self.memory.when_ready()
         if backend is None:
             return
         try:
-            path, count = await backend.export()
+            path, count = await backend.export(path)
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error")
             return
         self.exported = path
-        self.notify(f"exported {count} record(s) to {path}")
+        # the path alone on its line, in a toast wide enough for it: never cut mid-name
+        self.notify(str(path), title=f"Exported {count} record(s) to", timeout=10)
 
     @work(group="browser-delete", exit_on_error=False, description="delete")
     async def delete_record(self, memory_id: str) -> None:

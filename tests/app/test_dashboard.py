@@ -20,6 +20,7 @@ from agent.loop import AstraAgent
 from app.options import SessionOptions
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
+from app.screens.export_modal import ExportModal
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
@@ -83,7 +84,7 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
         await wait_for(pilot, lambda: app.sessions.finished)
         matches = app.dashboard.query_one(MatchesLog)
         matches.focus()
-        matches.highlighted = 1  # 0 is the search's query
+        matches.highlighted = 2  # 0 is the session separator, 1 the search's query
         await pilot.press("enter")
         await wait_for_screen(pilot, RecordModal)
         shown = app.screen.query_one(RecordView).record
@@ -305,7 +306,8 @@ async def test_browser_shows_each_records_session_and_delivery_audit(settings, u
         table = app.screen.query_one(DataTable)
         names = [column.label.plain for column in table.columns.values()]
         row = dict(zip(names, table.get_row(memory_id), strict=True))
-    assert row["session"] == "seed-port…"
+        shown = app.screen.query_one(RecordView).record
+    assert "session" not in names and shown.session_id == "seed-port default"  # in the detail
     assert (row["dlv"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
 
 
@@ -317,7 +319,10 @@ async def test_browser_exports_every_record(settings, any_url):
         browser = app.screen
         await wait_for(pilot, lambda: browser.records)
         await pilot.press("e")
+        await wait_for_screen(pilot, ExportModal)
+        await pilot.press("enter")  # the default: a new file in <data>/exports/
         await wait_for(pilot, lambda: browser.exported is not None)
+        assert browser.exported.parent == settings.data_dir / "exports"
         exported = [json.loads(line) for line in browser.exported.read_text().splitlines()]
     assert [row["memory_id"] for row in exported] == ids
 

@@ -154,7 +154,7 @@ def test_export_to_stdout_is_jsonl(capsys, tmp_path, data_dir):
 def test_delete_removes_the_record(capsys, tmp_path, data_dir):
     run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
     [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
-    assert run(capsys, "memory", "delete", listed["memory_id"])[0] == 0
+    assert run(capsys, "memory", "delete", listed["memory_id"], "--yes")[0] == 0
     assert record_count(data_dir) == 0
     assert json.loads(run(capsys, "memory", "stats", "--json")[1])["records"] == 0
 

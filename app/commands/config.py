@@ -1,0 +1,54 @@
+"""`astra-memory config path|show|set`: where the config file is, what is in force and
+where each value comes from, and changing one value."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+
+from app.config_file import config_path, load_config, set_value
+from app.console import make_console
+from app.errors import CommandError
+from app.settings import Settings
+from app.store_url import resolve_memory_url
+
+console = make_console()
+
+
+async def config(args: argparse.Namespace, settings: Settings) -> int:
+    path = config_path()
+    if args.action == "path":
+        print(path)
+        return 0
+    if args.action == "set":
+        if args.value is None and not args.unset:
+            raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
+        set_value(path, args.key, None if args.unset else args.value)
+        console.print(f"{args.key} {'removed' if args.unset else 'set'} in {path}")
+        return 0
+    rows = in_force(settings)
+    if args.json:
+        print(json.dumps({"path": str(path), "values": rows}))
+        return 0
+    console.print(f"config file: {path}" + ("" if path.exists() else " (not written yet)"))
+    for key, row in rows.items():
+        console.print(f"{key:<11} {row['value']}  [dim]({row['from']})[/]")
+    return 0
+
+
+def in_force(settings: Settings) -> dict[str, dict[str, object]]:
+    """Each key's value and its source, flags aside (they apply to one run)."""
+    kept = asdict(load_config(config_path()))
+    rows: dict[str, dict[str, object]] = {}
+    for key, default in (("theme", "textual-dark"), ("scope", "default"), ("budget_usd", None)):
+        source = "default" if kept[key] is None else "config file"
+        rows[key] = {"value": default if kept[key] is None else kept[key], "from": source}
+    if settings.astra_memory_url:  # the environment's (main leaves the file out here)
+        memory = {"value": settings.memory_url, "from": "environment ASTRA_MEMORY_URL"}
+    elif kept["memory_url"]:
+        memory = {"value": resolve_memory_url(kept["memory_url"]), "from": "config file"}
+    else:
+        memory = {"value": settings.memory_url, "from": "default: the data dir"}
+    rows["memory_url"] = memory
+    return rows

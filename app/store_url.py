@@ -1,0 +1,30 @@
+"""A memory URL as the user gave it, made exact: a relative `sqlite:///` path is resolved
+against the current folder (and shown so), and its folder must already exist. Only the
+default store, inside the data dir, has its folder made for it (by the store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.errors import CommandError
+
+SQLITE = "sqlite:///"
+
+
+def resolve_memory_url(url: str) -> str:
+    """`url` with a relative or `~` SQLite path made absolute; other URLs as they are.
+    A SQLite path whose folder does not exist is a CommandError (exit 2)."""
+    text = url.removeprefix(SQLITE)
+    if not url.startswith(SQLITE) or not text or text.endswith("/"):
+        return url  # not SQLite, or malformed: the store says which
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = Path.cwd() / path
+    path = path.resolve()
+    if not path.parent.is_dir():
+        raise CommandError(
+            f"the folder for the memory store {path} does not exist: create it, or choose "
+            "another path",
+            2,
+        )
+    return f"{SQLITE}{path}"

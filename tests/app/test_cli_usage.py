@@ -1,0 +1,162 @@
+"""The CLI as people use it: --version and help, flags refused before anything is written,
+questions asked or declined out loud, output that pipes cleanly, and exact store paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.events import SessionReport
+from app.cli import main
+from app.commands.demo import print_demo_summary
+from app.headless_session import ask_terminal
+from app.options import SessionOptions
+from app.session_queue import FinishedSession, SessionPlan
+from tests.app.test_memory_cli import MINIMAL, data_dir, one_error_line, run, write_jsonl
+from tests.app.test_session_cli import REHEARSAL, alpha
+
+__all__ = ["alpha", "data_dir"]  # fixtures
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("astra-memory 0.")
+
+
+@pytest.mark.parametrize(("command", "words"), [("ledger", "ASTRA_BUDGET_USD"), ("demo", "exit")])
+def test_ledger_and_demo_describe_themselves(capsys, command, words):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert words in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--budget-usd", "-1"], "--budget-usd"),
+        (["--budget-usd", "nan"], "--budget-usd"),
+        (["--budget-usd", "inf"], "--budget-usd"),
+        (["--max-turns", "0"], "--max-turns"),
+    ],
+)
+def test_bad_session_flags_are_refused(capsys, data_dir, alpha, argv, message):
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--workspace", str(alpha), "--replay", str(REHEARSAL), *argv])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and message in one_error_line(err)
+    assert not data_dir.exists()  # nothing written: no store, no ledger, no transcript
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["search", "KeyError", "--min-score", "2"], "--min-score"),
+        (["search", "KeyError", "--min-score", "-0.1"], "--min-score"),
+        (["search", "  "], "query is empty"),
+        (["search", ""], "query is empty"),
+    ],
+)
+def test_bad_search_flags_are_refused(capsys, data_dir, argv, message):
+    with pytest.raises(SystemExit) as exited:
+        main(["memory", *argv])
+    assert exited.value.code == 2 and message in one_error_line(capsys.readouterr().err)
+    assert not data_dir.exists()
+
+
+def test_delete_without_a_terminal_needs_yes(capsys, tmp_path, data_dir):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    code, _, err = run(capsys, "memory", "delete", listed["memory_id"])
+    assert code == 2 and "--yes" in one_error_line(err)
+    assert len(json.loads(run(capsys, "memory", "list", "--json")[1])) == 1
+    assert run(capsys, "memory", "delete", listed["memory_id"][:8], "--yes")[0] == 0
+    assert json.loads(run(capsys, "memory", "list", "--json")[1]) == []
+
+
+def test_importing_twice_says_what_was_new(capsys, tmp_path, data_dir):
+    other = {**MINIMAL, "fix_description": "Close the socket before retrying the upload."}
+    first = write_jsonl(tmp_path / "one.jsonl", MINIMAL)
+    both = write_jsonl(tmp_path / "two.jsonl", MINIMAL, other)
+    assert "1 new, 0 already present" in run(capsys, "memory", "import", str(first))[1]
+    out = run(capsys, "memory", "import", str(both))[1]
+    assert "1 new, 1 already present" in out
+    assert len(json.loads(run(capsys, "memory", "list", "--json")[1])) == 2
+
+
+def test_piped_output_does_not_wrap(capsys, tmp_path, data_dir):
+    symptom = " ".join(f"word{i}" for i in range(60))  # ~400 characters
+    run(
+        capsys,
+        "memory",
+        "import",
+        str(write_jsonl(tmp_path / "in.jsonl", {**MINIMAL, "symptom": symptom})),
+    )
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    out = run(capsys, "memory", "show", listed["memory_id"])[1]
+    assert symptom in out.splitlines()
+
+
+def test_a_relative_sqlite_path_is_resolved_and_shown_so(capsys, tmp_path, data_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "here").mkdir()
+    code, out, _ = run(capsys, "memory", "stats", "--memory", "sqlite:///here/m.sqlite3")
+    assert code == 0 and f"store: sqlite:///{tmp_path / 'here' / 'm.sqlite3'}" in out
+
+
+def test_a_relative_sqlite_path_in_a_missing_folder_is_refused(
+    capsys, tmp_path, data_dir, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "memory", "stats", "--memory", "sqlite:///nowhere/m.sqlite3")
+    assert code == 2 and "does not exist" in one_error_line(err)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_the_environment_url_is_resolved_too(capsys, tmp_path, data_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASTRA_MEMORY_URL", "sqlite:///missing/m.sqlite3")
+    code, _, err = run(capsys, "memory", "list")
+    assert code == 2 and str(tmp_path / "missing") in one_error_line(err)
+
+
+def test_without_a_terminal_a_question_is_declined_out_loud(capsys):
+    assert ask_terminal("Store fix 0123abcd? Write it to memory?") is False
+    err = capsys.readouterr().err
+    assert "Store fix 0123abcd" in err and "no terminal to ask" in err and "--store yes" in err
+
+
+def _report(session_id: str, *, stored: list[str], exit_code: int = 0) -> SessionReport:
+    return SessionReport(
+        session_id=session_id,
+        status="completed",
+        exit_code=exit_code,
+        model_requests=7,
+        tool_calls=7,
+        memory_searches=[],
+        stored_memory_ids=stored,
+        tests=None,
+        tokens={},
+        cost_usd=0.0,
+        final_text="",
+        first_edit_turn=3,
+        first_search_turn=2,
+        first_request_chained=False,
+    )
+
+
+def _finished(name: str, report: SessionReport, tmp_path) -> FinishedSession:
+    return FinishedSession(SessionPlan(SessionOptions(), tmp_path / name, name), report, None)
+
+
+def test_a_declined_store_makes_the_demo_incomplete_not_failed(capsys, tmp_path):
+    sessions = [
+        _finished("alpha", _report("alpha", stored=[]), tmp_path),
+        _finished("beta", _report("beta", stored=[]), tmp_path),
+    ]
+    assert print_demo_summary(sessions, 0, "sqlite:///m") == 3
+    out = capsys.readouterr().out
+    assert "declined storing its fix" in out and "✗" not in out
+    assert "not run: nothing stored" in out

@@ -1,0 +1,69 @@
+"""The config file: kept between runs, overridden by the environment and flags, and the
+theme chosen in the dashboard saved to it."""
+
+from __future__ import annotations
+
+import json
+
+from app.cli import main
+from app.config_file import config_path, load_config
+from tests.app.pilot_helpers import idle_app, wait_for
+from tests.app.test_dashboard_cli import cli_env
+from tests.app.test_memory_cli import data_dir, one_error_line, run
+
+__all__ = ["cli_env", "data_dir"]  # fixtures
+
+
+def test_path_is_under_the_platform_config_dir(capsys, config_home):
+    code, out, _ = run(capsys, "config", "path")
+    assert code == 0 and out.strip() == str(config_home / "astra-codebase-memory" / "config.toml")
+
+
+def test_set_then_show_says_where_each_value_comes_from(capsys, data_dir, tmp_path):
+    assert run(capsys, "config", "set", "scope", "team")[0] == 0
+    assert run(capsys, "config", "set", "budget_usd", "2.5")[0] == 0
+    assert run(capsys, "config", "set", "memory_url", f"sqlite:///{tmp_path}/kept.sqlite3")[0] == 0
+    shown = json.loads(run(capsys, "config", "show", "--json")[1])["values"]
+    assert shown["scope"] == {"value": "team", "from": "config file"}
+    assert shown["budget_usd"] == {"value": 2.5, "from": "config file"}
+    assert shown["memory_url"]["value"] == f"sqlite:///{tmp_path}/kept.sqlite3"
+    assert shown["theme"]["from"] == "default"
+    assert 'scope = "team"' in config_path().read_text()
+
+
+def test_the_config_files_store_is_used_and_the_environment_overrides_it(
+    capsys, data_dir, tmp_path, monkeypatch
+):
+    run(capsys, "config", "set", "memory_url", f"sqlite:///{tmp_path}/kept.sqlite3")
+    assert f"store: sqlite:///{tmp_path}/kept.sqlite3" in run(capsys, "memory", "stats")[1]
+    monkeypatch.setenv("ASTRA_MEMORY_URL", f"sqlite:///{tmp_path}/env.sqlite3")
+    assert f"store: sqlite:///{tmp_path}/env.sqlite3" in run(capsys, "memory", "stats")[1]
+    shown = json.loads(run(capsys, "config", "show", "--json")[1])["values"]
+    assert shown["memory_url"]["from"] == "environment ASTRA_MEMORY_URL"
+
+
+def test_bad_values_are_refused_in_one_line(capsys, data_dir):
+    code, _, err = run(capsys, "config", "set", "budget_usd", "-1")
+    assert code == 2 and "budget_usd" in one_error_line(err)
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text("colour = 'red'\n")
+    code, _, err = run(capsys, "memory", "list")
+    assert code == 2 and "unknown key 'colour'" in one_error_line(err)
+
+
+def test_the_dashboard_takes_scope_and_theme_from_the_config_and_flags_win(capsys, cli_env):
+    run(capsys, "config", "set", "scope", "team")
+    run(capsys, "config", "set", "theme", "nord")
+    assert main([]) == 0
+    assert main(["tui", "--scope", "mine"]) == 0
+    first, second = cli_env.apps
+    assert first.sessions.scope == "team" and first.theme == "nord"
+    assert second.sessions.scope == "mine"
+
+
+async def test_a_theme_chosen_in_the_dashboard_is_saved(settings, url, tmp_path):
+    app = idle_app(settings, url)
+    app.keep_theme(None, tmp_path / "config.toml")
+    async with app.run_test() as pilot:
+        app.theme = "ansi-light"
+        await wait_for(pilot, lambda: load_config(tmp_path / "config.toml").theme == "ansi-light")

@@ -1,0 +1,208 @@
+"""The dashboard as people use it: quitting mid-session, help, the matches pane across
+sessions, the browser's keys, export and wording (Pilot, headless)."""
+
+from __future__ import annotations
+
+import json
+
+from textual.widgets import DataTable, Input
+from textual.widgets._toast import Toast
+
+from agent.supervisor import CostQuote
+from app.screens.confirm_modal import ConfirmModal
+from app.screens.cost_modal import quote_text
+from app.screens.dashboard import DashboardScreen
+from app.screens.export_modal import ExportModal
+from app.screens.help_screen import HelpScreen
+from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.record_modal import RecordModal
+from app.screens.summary_modal import SummaryModal
+from tests.agent.responses_server import ResponsesServer, response_body
+from tests.app.pilot_helpers import (
+    REHEARSAL,
+    SIZE,
+    idle_app,
+    option_texts,
+    seed,
+    wait_for,
+    wait_for_screen,
+)
+from tests.app.test_dashboard import live_app
+from tests.app.test_snapshots import SnapshotHost, fixed_events
+from widgets import MatchesLog
+
+FIXES = [
+    ("KeyError: 'port' in config loader", "KeyError", "read port with a default " * 4),
+    ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
+]
+
+
+async def test_quit_mid_session_asks_stops_summarises_then_quits(settings, url, alpha):
+    first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
+    with ResponsesServer() as server:
+        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        app = live_app(settings, url, alpha, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, ConfirmModal.__mro__[1])  # the cost modal
+            await pilot.click("#approve")
+            await wait_for(pilot, lambda: server.requests)
+            await pilot.press("q")  # while the model's first answer is on its way
+            await wait_for_screen(pilot, ConfirmModal)
+            assert app.is_running and app.sessions.agent is not None  # nothing yet
+            await pilot.press("y")
+            await wait_for_screen(pilot, SummaryModal)
+            summary = str(app.screen.query_one("#summary").render())
+            assert app.is_running
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not app.is_running)
+    assert summary.startswith("stopped (exit 3)") and len(server.requests) == 1
+    assert app.return_value == 3
+
+
+async def test_quit_asked_mid_session_can_be_cancelled(settings, url, alpha):
+    first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
+    with ResponsesServer() as server:
+        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        app = live_app(settings, url, alpha, server)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for_screen(pilot, ConfirmModal.__mro__[1])
+            await pilot.click("#approve")
+            await wait_for(pilot, lambda: server.requests)
+            await pilot.press("q")
+            await wait_for_screen(pilot, ConfirmModal)
+            await pilot.press("n")
+            await wait_for(pilot, lambda: app.sessions.finished)
+            assert app.is_running and not app.quitting
+    assert app.sessions.finished[0].report.status != "stopped"
+
+
+async def test_help_on_question_mark_and_f1(settings, url):
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        for key in ("question_mark", "f1"):
+            app.screen.query_one(DataTable).focus()
+            await pilot.press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await pilot.pause()
+            text = app.screen.query_one("Markdown").source
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, MemoryBrowserScreen))
+    assert "cosine similarity" in text and "| `q` |" in text
+    assert str(settings.data_dir) in text and url in text
+
+
+async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
+    events = fixed_events()
+    second = [
+        events[0].model_copy(update={"session_id": "session-two"}),
+        *[e for e in events if e.event == "memory_matched"],
+    ]
+    host = SnapshotHost(DashboardScreen(), [*events, *second])
+    async with host.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        matches = host.screen.query_one(MatchesLog)
+        texts = option_texts(matches)
+        highlighted = matches.highlighted
+    separators = [i for i, text in enumerate(texts) if text.startswith("── session")]
+    assert [texts[i] for i in separators] == [
+        "── session session-fixed ──",
+        "── session session-two ──",
+    ]
+    assert highlighted == separators[1] + 2  # the second session's first match
+
+
+async def _browser(pilot, app) -> MemoryBrowserScreen:
+    await wait_for_screen(pilot, MemoryBrowserScreen)
+    browser = app.screen
+    await wait_for(pilot, lambda: len(browser.records) == 2)
+    await pilot.pause()
+    return browser
+
+
+async def test_browser_enter_opens_the_record(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        expected = browser.selected()
+        await pilot.press("enter")
+        await wait_for_screen(pilot, RecordModal)
+        assert app.screen.record.memory_id == expected.memory_id
+
+
+async def test_browser_fix_column_takes_the_width_left(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        widths = {c.label.plain: c.get_render_width(table) for c in table.columns.values()}
+        total = sum(widths.values())
+    assert widths["fix"] >= 40 and 115 <= total <= 120  # was 24 of 120
+
+
+async def test_browser_typing_starts_a_search_without_losing_a_key(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        assert isinstance(app.focused, DataTable)
+        await pilot.press(*"origins")  # no `/` first; o, i, g, n, s have no binding here
+        search = browser.query_one("#search", Input)
+        await wait_for(pilot, lambda: browser.query_text == "origins")
+    assert search.value == "origins"
+
+
+async def test_browser_detail_reads_from_the_top_after_a_delete(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=(120, 24)) as pilot:
+        browser = await _browser(pilot, app)
+        detail = browser.query_one("#detail-scroll")
+        detail.scroll_end(animate=False)
+        await pilot.pause()
+        assert detail.scroll_y > 0
+        await pilot.press("d")
+        await wait_for_screen(pilot, ConfirmModal)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: len(browser.records) == 1)
+        await pilot.pause()
+        assert detail.scroll_y == 0
+
+
+async def test_browser_export_asks_where_and_names_the_file_whole(settings, url, tmp_path):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    target = tmp_path / "chosen" / "my-memory-export.jsonl"
+    target.parent.mkdir()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        browser = await _browser(pilot, app)
+        await pilot.press("e")
+        await wait_for_screen(pilot, ExportModal)
+        field = app.screen.query_one(Input)
+        assert field.value.startswith(str(settings.data_dir / "exports" / "memory-"))
+        field.value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: browser.exported is not None)
+        await wait_for(pilot, lambda: app.screen.query(Toast))
+        await pilot.pause()
+        toast = app.screen.query(Toast).last()
+        drawn = [strip.text for strip in toast.render_lines(toast.region.reset_offset)]
+    assert len(target.read_text().splitlines()) == 2
+    assert any(str(target) in row for row in drawn)  # on one row: not wrapped mid-name
+
+
+def test_cost_modal_says_no_total_limit():
+    quote = CostQuote(
+        model="gpt-6-astra",
+        input_per_million_usd=10.0,
+        output_per_million_usd=50.0,
+        max_turns=12,
+        max_output_tokens=4000,
+        session_worst_case_usd=1.2345,
+        session_limit_usd=2.0,
+        total_limit_usd=None,
+        remaining_total_usd=None,
+    )
+    assert "budget remaining no total limit" in quote_text(quote)
