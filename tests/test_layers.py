@@ -10,7 +10,8 @@ import sys
 def test_agent_and_memory_import_no_textual():
     probe = (
         "import sys, agent.loop, memory.sqlite_store, memory.transfer, memory.evaluation,"
-        " memory.embedding_process, memory.vectorai_store;"
+        " memory.embedding_process, memory.vectorai_store, agent.preflight, agent.approval,"
+        " agent.session_workspace, agent.project_tests;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'app', 'widgets'});"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,37 +13,12 @@ from agent.session_workspace import (
     open_session_workspace,
     uncommitted,
 )
+from tests.agent.gitrepo import git, isolate_git, repository
 
 
 @pytest.fixture(autouse=True)
 def git_identity(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """A git config of our own: a user, and no system or personal settings leaking in."""
-    config = tmp_path_factory.mktemp("gitconfig") / "config"
-    config.write_text(
-        "[user]\n\tname = Dev\n\temail = dev@example.com\n[init]\n\tdefaultBranch = main\n"
-    )
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
-def repository(root: Path) -> Path:
-    """A checkout with one commit: a buggy module and its test."""
-    root.mkdir(parents=True)
-    (root / "app.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "test_app.py").write_text(
-        "from app import add\n\ndef test_add():\n    assert add(2, 2) == 4\n"
-    )
-    (root / ".gitignore").write_text(".venv/\n")
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
-    return root
+    isolate_git(tmp_path_factory.mktemp("git"), monkeypatch)
 
 
 def fix(session: SessionWorkspace) -> None:
