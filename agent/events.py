@@ -106,8 +106,8 @@ class TestFinished(_Event):
     run: int
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
     timed_out: bool
     duration_s: float
     confirmed_outcome: str | None
@@ -153,8 +153,8 @@ class MemorySearchReport(BaseModel):
 class TestsReport(BaseModel):
     __test__ = False
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
 
 
 class SessionReport(_Event):

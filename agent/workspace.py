@@ -16,16 +16,15 @@ import difflib
 import json
 import os
 import re
-import shlex
 import signal
 import stat
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.project_tests import OURS, TestCommand, read_counts
 from memory.safety import scrub_environment
 
 MAX_READ_BYTES = 256 * 1024
@@ -36,23 +35,9 @@ SECRET_FILES = re.compile(
     r"(^|/)(\.env(\..*)?|\.netrc|\.pypirc|id_(rsa|dsa|ecdsa|ed25519)|[^/]*\.(pem|key|p12))$"
 )
 
-_SUMMARY_LINE = re.compile(r"^=*\s*\d+ \w+.* in \d+(\.\d+)?s\b")
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
-
 
 class ToolError(Exception):
     """A refused or failed tool call; the agent loop answers the model with 'ERROR: <message>'."""
-
-
-def pytest_counts(output: str) -> tuple[int, int]:
-    """(passed, failed + errors) from pytest's last summary line; (0, 0) when there is none."""
-    for line in reversed(output.splitlines()):
-        if _SUMMARY_LINE.match(line):
-            counts = {"passed": 0, "failed": 0, "error": 0}
-            for number, kind in _COUNT.findall(line):
-                counts[kind.removesuffix("s")] += int(number)
-            return counts["passed"], counts["failed"] + counts["error"]
-    return 0, 0
 
 
 def unified_diff(relative: str, before: str, after: str) -> str:
@@ -70,14 +55,17 @@ def unified_diff(relative: str, before: str, after: str) -> str:
 
 @dataclass(frozen=True)
 class TestRun:
-    """One run of the project's tests, and the proof a passing run gives the memory gate."""
+    """One run of the project's tests, and the proof a passing run gives the memory gate.
+
+    The exit code decides pass or fail; the counts are None where the output did not say.
+    """
 
     __test__ = False  # not a pytest test class
 
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None
+    failed: int | None
     timed_out: bool
     duration_s: float
     output: str
@@ -95,7 +83,12 @@ class TestRun:
     def summary(self) -> str:
         if self.timed_out:
             return f"timed out after {round(self.duration_s, 1):g}s"
-        return f"{self.passed} passed, {self.failed} failed"
+        if self.passed is None and self.failed is None:
+            return f"exit code {self.exit_code}, counts unknown"
+        return ", ".join(
+            f"{count} {kind}" if count is not None else f"{kind} unknown"
+            for count, kind in ((self.passed, "passed"), (self.failed, "failed"))
+        )
 
     def for_model(self) -> str:
         """The run_tests tool's answer to the model, as JSON text."""
@@ -119,16 +112,13 @@ class WorkspaceTools:
         root: Path,
         *,
         base_env: Mapping[str, str],
-        test_command: Sequence[str] | None = None,
+        test_command: TestCommand = OURS,
         test_timeout_s: float = 120.0,
     ) -> None:
         if not Path(root).is_dir():
             raise ValueError(f"the workspace {root} is not an existing directory")
         self.root = Path(root).resolve()
-        self.test_command = list(test_command or [sys.executable, "-m", "pytest", "-q"])
-        self.test_command_display = (
-            shlex.join(test_command) if test_command else "python -m pytest -q"
-        )
+        self.test_command = test_command
         self.test_timeout_s = test_timeout_s
         self._env = scrub_environment(base_env) | {"PYTHONDONTWRITEBYTECODE": "1"}
         self._originals: dict[str, str] = {}
@@ -208,7 +198,7 @@ class WorkspaceTools:
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self.test_command,
+                *self.test_command.argv,
                 cwd=self.root,
                 env=self._env,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -218,7 +208,7 @@ class WorkspaceTools:
             )
         except OSError as error:
             raise ToolError(
-                f"cannot start the test command {self.test_command_display}: "
+                f"cannot start the test command {self.test_command.display}: "
                 f"{error.strerror or error}"
             ) from error
         lines: list[str] = []
@@ -233,10 +223,11 @@ class WorkspaceTools:
                 os.killpg(process.pid, signal.SIGKILL)
             exit_code = await process.wait()
         output = "".join(f"{line}\n" for line in lines)
-        passed, failed = pytest_counts(output)
+        passed, failed = read_counts(output)
         passing = exit_code == 0 and not timed_out
+        counted = f" ({passed} passed)" if passed is not None else ""
         return TestRun(
-            command=self.test_command_display,
+            command=self.test_command.display,
             exit_code=exit_code,
             passed=passed,
             failed=failed,
@@ -244,9 +235,7 @@ class WorkspaceTools:
             duration_s=time.monotonic() - started,
             output=output,
             confirmed_outcome=(
-                f"{self.test_command_display} passed with exit code 0 ({passed} passed)"
-                if passing
-                else None
+                f"{self.test_command.display} passed with exit code 0{counted}" if passing else None
             ),
         )
 

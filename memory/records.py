@@ -36,8 +36,8 @@ class TestEvidence(BaseModel):
 
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
     output_excerpt: str = ""
 
 
