@@ -15,6 +15,16 @@ from pydantic import BaseModel, Field
 from memory.records import utc_now
 
 
+def counts_text(passed: int | None, failed: int | None) -> str:
+    """'3 passed, 1 failed', or what is unknown where the test runner's output did not say."""
+    if passed is None and failed is None:
+        return "counts unknown"
+    return ", ".join(
+        f"{count} {kind}" if count is not None else f"{kind} unknown"
+        for count, kind in ((passed, "passed"), (failed, "failed"))
+    )
+
+
 class _Event(BaseModel):
     at: datetime = Field(default_factory=utc_now)
 
@@ -28,6 +38,11 @@ class SessionStarted(_Event):
     memory_url: str
     scope: str
     max_turns: int
+    test_command: str = ""
+    test_command_source: str = ""  # flag, pyproject.toml, .astra-memory.toml, detected: ...
+    workspace_kind: str = ""  # worktree, copy or in-place
+    branch: str | None = None  # astra/<session>; None in place
+    edits: str = "auto"  # ask: each edit waits for the operator
 
 
 class ModelRequested(_Event):
@@ -157,6 +172,11 @@ class TestsReport(BaseModel):
     failed: int | None
 
 
+class TestCommandReport(BaseModel):
+    command: str
+    source: str
+
+
 class SessionReport(_Event):
     """The last line of `run --json`: the session's outcome and its figures."""
 
@@ -175,6 +195,10 @@ class SessionReport(_Event):
     first_edit_turn: int | None
     first_search_turn: int | None
     first_request_chained: bool
+    test_command: TestCommandReport | None = None
+    edits_approved: int = 0
+    edits_rejected: int = 0
+    branch: str | None = None  # the session's git branch, astra/<session>; None in place
 
 
 Event = Annotated[

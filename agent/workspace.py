@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.events import counts_text
 from agent.project_tests import OURS, TestCommand, read_counts
 from memory.safety import scrub_environment
 
@@ -85,10 +86,7 @@ class TestRun:
             return f"timed out after {round(self.duration_s, 1):g}s"
         if self.passed is None and self.failed is None:
             return f"exit code {self.exit_code}, counts unknown"
-        return ", ".join(
-            f"{count} {kind}" if count is not None else f"{kind} unknown"
-            for count, kind in ((self.passed, "passed"), (self.failed, "failed"))
-        )
+        return counts_text(self.passed, self.failed)
 
     def for_model(self) -> str:
         """The run_tests tool's answer to the model, as JSON text."""
@@ -121,6 +119,11 @@ class WorkspaceTools:
         self.test_command = test_command
         self.test_timeout_s = test_timeout_s
         self._env = scrub_environment(base_env) | {"PYTHONDONTWRITEBYTECODE": "1"}
+        if (self.root / "src").is_dir():
+            # A src-layout project installed -e in its own venv imports the checkout the
+            # install points at; put this folder's sources first, so the session's edits run.
+            paths = [str(self.root / "src"), self._env.get("PYTHONPATH", "")]
+            self._env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         self._originals: dict[str, str] = {}
 
     @property
@@ -163,8 +166,24 @@ class WorkspaceTools:
             shown += "\n"
         return f"{shown}[truncated: showed {len(head)} of {len(data)} bytes of {path}]"
 
+    def preview_edit(self, path: str, old_text: str, new_text: str) -> str:
+        """The diff apply_edit would make, without writing: what the operator approves."""
+        target, before, after = self._edited(path, old_text, new_text)
+        return unified_diff(target.relative_to(self.root).as_posix(), before, after)
+
     def apply_edit(self, path: str, old_text: str, new_text: str) -> str:
         """Replace the one occurrence of old_text with new_text, atomically; returns the diff."""
+        target, before, after = self._edited(path, old_text, new_text)
+        try:
+            _write_atomically(target, after)
+        except OSError as error:
+            raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
+        relative = target.relative_to(self.root).as_posix()
+        self._originals.setdefault(relative, before)
+        return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
+
+    def _edited(self, path: str, old_text: str, new_text: str) -> tuple[Path, str, str]:
+        """The file, its text, and its text once edited; a ToolError where the edit is bad."""
         if not old_text:
             raise ToolError("old_text must not be empty; give the exact text to replace")
         target = self._resolve(path)
@@ -177,14 +196,7 @@ class WorkspaceTools:
                 f"old_text occurs {occurrences} times in {path}; "
                 "include more context so it is unique"
             )
-        after = before.replace(old_text, new_text, 1)
-        try:
-            _write_atomically(target, after)
-        except OSError as error:
-            raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
-        relative = target.relative_to(self.root).as_posix()
-        self._originals.setdefault(relative, before)
-        return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
+        return target, before, before.replace(old_text, new_text, 1)
 
     def diff(self) -> str:
         """The unified diff of every edited file, from before its first edit to now."""

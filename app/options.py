@@ -32,6 +32,13 @@ class SessionOptions:
     store: str = "ask"
     budget_usd: float | None = None
     max_turns: int = 12
+    # issue 11: the project's own tests, its git workspace, and the operator's edit approval
+    test_cmd: str | None = None
+    test_timeout_s: float = 120.0
+    allow_dirty: bool = False
+    on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
+    in_place: bool = False  # the dashboard asks
+    edits: str | None = None  # ask|auto; None: ask where an operator is present
 
 
 def options_from(args: argparse.Namespace) -> SessionOptions:
@@ -47,6 +54,12 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         store=args.store,
         budget_usd=args.budget_usd,
         max_turns=args.max_turns,
+        test_cmd=args.test_cmd,
+        test_timeout_s=args.test_timeout,
+        allow_dirty=args.allow_dirty,
+        on_success=args.on_success,
+        in_place=args.in_place,
+        edits=args.edits,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.approval import Approval, edit_approval, operator_rejection, resolve_edit_policy
+from agent.approval import operator_rejection, resolve_edit_policy
 
 
 @pytest.mark.parametrize(
@@ -32,23 +32,6 @@ def test_resolve_edit_policy(flag, operator_present, policy):
 def test_a_bad_edits_flag_is_one_clear_line(flag, operator_present, message):
     with pytest.raises(ValueError, match=message):
         resolve_edit_policy(flag, operator_present=operator_present)
-
-
-@pytest.mark.parametrize(
-    ("policy", "operator_present", "approval"),
-    [
-        ("auto", True, Approval("approve")),
-        ("auto", False, Approval("approve")),
-        ("ask", True, Approval("ask")),
-        (
-            "ask",
-            False,
-            Approval("reject", "operator rejected: no operator is present to approve edits"),
-        ),
-    ],
-)
-def test_edit_approval(policy, operator_present, approval):
-    assert edit_approval(policy, operator_present=operator_present) == approval
 
 
 @pytest.mark.parametrize(
