@@ -15,16 +15,6 @@ from pydantic import BaseModel, Field
 from memory.records import utc_now
 
 
-def counts_text(passed: int | None, failed: int | None) -> str:
-    """'3 passed, 1 failed', or what is unknown where the test runner's output did not say."""
-    if passed is None and failed is None:
-        return "counts unknown"
-    return ", ".join(
-        f"{count} {kind}" if count is not None else f"{kind} unknown"
-        for count, kind in ((passed, "passed"), (failed, "failed"))
-    )
-
-
 class _Event(BaseModel):
     at: datetime = Field(default_factory=utc_now)
 

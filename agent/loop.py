@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agent import events as ev
@@ -201,6 +201,8 @@ class AstraAgent:
     async def _approve_cost(self, first_payload: dict[str, Any]) -> None:
         assert self.guard is not None
         quote = await asyncio.to_thread(self.guard.quote, first_payload, self.limits.max_turns)
+        command = self.tools.test_command
+        quote = replace(quote, test_command=f"{command.display} ({command.source})")
         if not await self.supervisor.approve_live_cost(quote):
             raise stops.ApprovalDeclined("live cost not approved; no request was sent")
 

@@ -26,6 +26,7 @@ class CostQuote:
     session_limit_usd: float | None
     total_limit_usd: float | None
     remaining_total_usd: float | None
+    test_command: str = ""  # the command the session's tests run with, and its source
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.events import counts_text
+from agent.counts import counts_text
 from agent.project_tests import OURS, TestCommand, read_counts
 from memory.safety import scrub_environment
 

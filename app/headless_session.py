@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent import events as ev
+from agent.counts import counts_text
 from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 
 StorePolicy = Literal["ask", "yes", "no"]
@@ -63,7 +64,7 @@ class HeadlessSupervisor:
         return await asyncio.to_thread(
             self.ask,
             f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
-            f"(session limit {limit}). Send paid requests?",
+            f"(session limit {limit}); tests run with {quote.test_command}. Send paid requests?",
         )
 
     async def confirm_store(self, proposal: StoreProposal) -> bool:
@@ -125,7 +126,7 @@ class EventPrinter:
                 colour = "green" if event.exit_code == 0 else "red"
                 return (
                     f"  [{colour}]tests: exit {event.exit_code}, "
-                    f"{ev.counts_text(event.passed, event.failed)}[/] ({event.duration_s:.1f}s)"
+                    f"{counts_text(event.passed, event.failed)}[/] ({event.duration_s:.1f}s)"
                 )
             case ev.StoreDecided():
                 verdict = "stored" if event.approved else "declined, nothing written"
@@ -135,7 +136,7 @@ class EventPrinter:
                 return f"[{colour}]{escape(event.message)}[/]"
             case ev.SessionReport():
                 tests = (
-                    ev.counts_text(event.tests.passed, event.tests.failed)
+                    counts_text(event.tests.passed, event.tests.failed)
                     if event.tests
                     else "not run"
                 )

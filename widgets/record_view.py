@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from agent.counts import counts_text
+
 if TYPE_CHECKING:
     from memory.records import MemoryRecord, MemorySearchResult
 
@@ -37,7 +39,7 @@ def record_renderable(
     if record.evidence is not None:
         e = record.evidence
         facts.add_row(
-            "evidence", f"{e.command} → exit {e.exit_code}, {e.passed} passed, {e.failed} failed"
+            "evidence", f"{e.command} → exit {e.exit_code}, {counts_text(e.passed, e.failed)}"
         )
     if record.flags:
         facts.add_row("FLAGGED", Text("; ".join(record.flags), style="bold red"))

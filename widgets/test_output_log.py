@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.text import Text
 
+from agent.counts import counts_text
 from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class TestOutputLog(PaneLog):
     def finish(self, event: ev.TestFinished) -> None:
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
         summary = (
-            f"run {event.run} {verdict}: {event.passed} passed, {event.failed} failed, "
+            f"run {event.run} {verdict}: {counts_text(event.passed, event.failed)}, "
             f"exit {event.exit_code}{' (timed out)' if event.timed_out else ''} "
             f"in {event.duration_s:.1f}s"
         )

@@ -19,6 +19,7 @@ def _money(value: float | None) -> str:
 
 
 def quote_text(quote: CostQuote) -> str:
+    tests = [f"tests            {quote.test_command}"] if quote.test_command else []
     return "\n".join(
         [
             f"model            {quote.model}",
@@ -30,6 +31,7 @@ def quote_text(quote: CostQuote) -> str:
             f"session limit    {_money(quote.session_limit_usd)}",
             f"total limit      {_money(quote.total_limit_usd)}",
             f"budget remaining {_money(quote.remaining_total_usd)}",
+            *tests,
         ]
     )
 
