@@ -14,8 +14,6 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from agent.counts import counts_text
-
 if TYPE_CHECKING:
     from memory.records import MemoryRecord, MemorySearchResult
 
@@ -23,7 +21,10 @@ if TYPE_CHECKING:
 def record_renderable(
     record: MemoryRecord, nearest: Sequence[MemorySearchResult] | None = None
 ) -> RenderableType:
+    from agent.counts import counts_text  # loaded with the record, not the first frame
+
     flagged = "bold white on red" if record.flags else "bold"
+
     facts = Table.grid(padding=(0, 1))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()

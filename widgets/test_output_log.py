@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.text import Text
 
-from agent.counts import counts_text
 from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
@@ -48,7 +47,10 @@ class TestOutputLog(PaneLog):
         self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
+        from agent.counts import counts_text  # loaded by now: a test ran
+
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
+
         summary = (
             f"run {event.run} {verdict}: {counts_text(event.passed, event.failed)}, "
             f"exit {event.exit_code}{' (timed out)' if event.timed_out else ''} "

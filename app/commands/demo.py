@@ -21,7 +21,6 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from agent.counts import counts_text
 from app.options import DEMO_PROJECTS, SessionOptions, new_session_id, require_demo_projects
 from app.session_queue import FinishedSession, SessionPlan
 from app.settings import Settings
@@ -128,7 +127,10 @@ async def verify_against_original_tests(session: FinishedSession, fresh: Path) -
 
 
 def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None, url: str) -> int:
+    from agent.counts import counts_text  # loaded by now: the sessions ran
+
     table = Table("session", "requests", "tool calls", "memory matches", "tests", "stored", "cost")
+
     for session in sessions:
         r = session.report
         matches = "; ".join(

@@ -12,7 +12,6 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from agent.counts import counts_text
 from app.screens.messages import SessionEvent, TestOutputBatch
 from widgets import BudgetPanel, MatchesLog, PaneLog, SessionHeader, TestOutputLog, TurnsLog
 from widgets.pane_log import pane_theme
@@ -22,6 +21,8 @@ if TYPE_CHECKING:
 
 
 def report_line(report: ev.SessionReport) -> str:
+    from agent.counts import counts_text  # loaded by now: a session ended
+
     tests = counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
     return (
         f"{report.status} (exit {report.exit_code}) · {report.model_requests} requests · "
