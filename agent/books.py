@@ -74,9 +74,15 @@ class Books:
         )
 
     def report(
-        self, session_id: str, status: str, exit_code: ExitCode, tools: SessionTools
+        self,
+        session_id: str,
+        status: str,
+        exit_code: ExitCode,
+        tools: SessionTools,
+        branch: str | None = None,
     ) -> ev.SessionReport:
         run = tools.last_run
+        command = tools.workspace.test_command
         return ev.SessionReport(
             session_id=session_id,
             status=status,
@@ -100,4 +106,8 @@ class Books:
             first_edit_turn=tools.first_edit_turn,
             first_search_turn=tools.first_search_turn,
             first_request_chained=self.first_request_chained,
+            test_command=ev.TestCommandReport(command=command.display, source=command.source),
+            edits_approved=tools.edits_approved,
+            edits_rejected=tools.edits_rejected,
+            branch=branch,
         )

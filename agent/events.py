@@ -28,6 +28,11 @@ class SessionStarted(_Event):
     memory_url: str
     scope: str
     max_turns: int
+    test_command: str = ""
+    test_command_source: str = ""  # flag, pyproject.toml, .astra-memory.toml, detected: ...
+    workspace_kind: str = ""  # worktree, copy or in-place
+    branch: str | None = None  # astra/<session>; None in place
+    edits: str = "auto"  # ask: each edit waits for the operator
 
 
 class ModelRequested(_Event):
@@ -120,8 +125,8 @@ class TestFinished(_Event):
     run: int
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
     timed_out: bool
     duration_s: float
     confirmed_outcome: str | None
@@ -169,8 +174,13 @@ class MemorySearchReport(BaseModel):
 class TestsReport(BaseModel):
     __test__ = False
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
+
+
+class TestCommandReport(BaseModel):
+    command: str
+    source: str
 
 
 class SessionReport(_Event):
@@ -191,6 +201,10 @@ class SessionReport(_Event):
     first_edit_turn: int | None
     first_search_turn: int | None
     first_request_chained: bool
+    test_command: TestCommandReport | None = None
+    edits_approved: int = 0
+    edits_rejected: int = 0
+    branch: str | None = None  # the session's git branch, astra/<session>; None in place
 
 
 Event = Annotated[

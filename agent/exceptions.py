@@ -13,7 +13,7 @@ from typing import ClassVar
 
 
 class ExitCode(IntEnum):
-    PASSED = 0  # the final test run passed
+    PASSED = 0  # the final test run passed, or they passed before any edit (nothing to fix)
     NOT_PASSING = 1  # finished with tests not passing, or the model API failed
     USAGE = 2  # a usage or configuration error, or live cost not approved
     STOPPED = 3  # stopped by the budget, a limit or the operator
@@ -96,3 +96,9 @@ class RecordingError(SessionStop):
     """The transcript or the ledger could not be written."""
 
     status, exit_code = "local_error", ExitCode.NOT_PASSING
+
+
+class NothingToFix(SessionStop):
+    """The tests passed before any edit: the model was told, and nothing is stored."""
+
+    status, exit_code = "nothing-to-fix", ExitCode.PASSED

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
 from agent import events as ev
 from agent import exceptions as stops
+from agent.approval import EditPolicy
 from agent.books import Books
 from agent.budget import BudgetExceededError, CostGuard
 from agent.exceptions import ExitCode
 from agent.gates import final_answer_refusal
 from agent.session_tools import SessionTools
+from agent.session_workspace import SessionWorkspace
 from agent.supervisor import Supervisor
 from agent.transport import OutcomeUnknownError, ResponsesAPIError, ResponsesTransport
 from agent.turns import CONTINUE_NUDGE, FunctionCall, ModelTurn, RequestOptions, request
@@ -54,6 +56,8 @@ class AstraAgent:
         guard: CostGuard | None = None,
         emit: Callable[[ev.Event], None] = lambda event: None,
         memory_url: str = "",
+        edits: EditPolicy = "auto",
+        workspace: SessionWorkspace | None = None,
     ) -> None:
         self.transport = transport
         self.memory = memory
@@ -66,10 +70,22 @@ class AstraAgent:
         self.guard = guard
         self.emit = emit
         self.memory_url = memory_url
+        self.workspace = workspace  # where the session works: a worktree, a copy; None in place
         self._stop_requested = False
         self.books = Books(max_turns=limits.max_turns)
         # `emit` is looked up at each event, so a caller may replace it after construction
-        self.session = SessionTools(memory, tools, supervisor, lambda event: self.emit(event))
+        self.session = SessionTools(
+            memory,
+            tools,
+            supervisor,
+            lambda event: self.emit(event),
+            edits=edits,
+            git_diff=workspace.diff if workspace else lambda: None,
+        )
+
+    @property
+    def branch(self) -> str | None:
+        return self.workspace.branch if self.workspace else None
 
     def request_stop(self) -> None:
         """Stop at the next safe point: before the next request or tool call."""
@@ -86,6 +102,11 @@ class AstraAgent:
                 memory_url=self.memory_url,
                 scope=self.memory.scope,
                 max_turns=self.limits.max_turns,
+                test_command=self.tools.test_command.display,
+                test_command_source=self.tools.test_command.source,
+                workspace_kind=self.workspace.kind if self.workspace else "in-place",
+                branch=self.branch,
+                edits=self.session.edits,
             )
         )
         next_input: list[dict[str, Any]] | None = [{"role": "user", "content": prompt.strip()}]
@@ -99,19 +120,25 @@ class AstraAgent:
                 exit_code = ExitCode.PASSED
         except stops.SessionStop as stop:
             status, exit_code = stop.status, stop.exit_code
-            self.emit(ev.SessionNote(level="error", message=str(stop)))
+            level = "info" if exit_code == ExitCode.PASSED else "error"
+            self.emit(ev.SessionNote(level=level, message=str(stop)))
         finally:
             try:
                 await self.memory.end_session(self.session.latest_confirmed is not None)
             except MemoryLayerError as exc:
                 self.emit(ev.SessionNote(level="warning", message=f"audit not updated: {exc}"))
-        report = self.books.report(self.memory.session_id, status, exit_code, self.session)
+        report = self.books.report(
+            self.memory.session_id, status, exit_code, self.session, self.branch
+        )
         self.emit(report)
         return report
 
     async def step(self, next_input: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """One model turn and the answers to its calls; None after the final answer."""
         turn = await self.query(next_input)
+        if self.session.nothing_to_fix:  # the model has now been told; nothing more to do
+            self.books.final_text = turn.text
+            raise stops.NothingToFix("the tests already pass before any edit: nothing to fix")
         if turn.status == "failed":
             raise stops.ModelFailed(f"the model response failed: {turn.error or 'no reason given'}")
         if turn.refusal is not None:
@@ -197,6 +224,8 @@ class AstraAgent:
     async def _approve_cost(self, first_payload: dict[str, Any]) -> None:
         assert self.guard is not None
         quote = await asyncio.to_thread(self.guard.quote, first_payload, self.limits.max_turns)
+        command = self.tools.test_command
+        quote = replace(quote, test_command=f"{command.display} ({command.source})")
         if not await self.supervisor.approve_live_cost(quote):
             raise stops.ApprovalDeclined("live cost not approved; no request was sent")
 

@@ -15,8 +15,16 @@ from collections.abc import Callable
 from typing import Any
 
 from agent import events as ev
-from agent.gates import edit_refusal, store_refusal
-from agent.supervisor import StoreProposal, Supervisor
+from agent.approval import EditPolicy, operator_rejection
+from agent.gates import (
+    NOTHING_TO_FIX,
+    Step,
+    edit_refusal,
+    nothing_to_fix,
+    red_green_refusal,
+    store_refusal,
+)
+from agent.supervisor import EditProposal, StoreProposal, Supervisor
 from agent.tools import (
     ApplyEditArguments,
     ArgumentError,
@@ -63,20 +71,34 @@ class SessionTools:
         workspace: WorkspaceTools,
         supervisor: Supervisor,
         emit: Callable[[ev.Event], None],
+        *,
+        edits: EditPolicy = "auto",
+        git_diff: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.memory = memory
         self.workspace = workspace
         self.supervisor = supervisor
         self.emit = emit
+        self.edits = edits
+        self.git_diff = git_diff  # the session workspace's diff; None in place
         self.memory_delivered = False  # a search result has reached the model
         self.search_pending = False  # a search result is in the outputs not yet sent
         self.latest_confirmed: str | None = None  # the outcome of a pass since the last edit
         self.last_run: TestRun | None = None
+        self.failing_run: TestRun | None = None  # the latest red run before the first edit
+        self.history: list[Step] = []  # runs and edits in order, for red before green
+        self.edits_approved = 0
+        self.edits_rejected = 0
         self.test_runs = 0
         self.first_search_turn: int | None = None
         self.first_edit_turn: int | None = None
         self.searches: list[ev.MemorySearchReport] = []
         self.stored: list[str] = []
+
+    @property
+    def nothing_to_fix(self) -> bool:
+        """The tests passed before any edit: nothing this session could fix or store."""
+        return nothing_to_fix(self.history)
 
     def outputs_sent(self) -> None:
         """The answers went to the model: a search among them has now reached it."""
@@ -145,9 +167,16 @@ class SessionTools:
         refusal = edit_refusal(self.memory_delivered)
         if refusal:
             raise _Refused(refusal)
-        result = await asyncio.to_thread(
-            self.workspace.apply_edit, arguments.path, arguments.old_text, arguments.new_text
-        )
+        edit = (arguments.path, arguments.old_text, arguments.new_text)
+        if self.edits == "ask":
+            diff = await asyncio.to_thread(self.workspace.preview_edit, *edit)
+            decision = await self.supervisor.approve_edit(EditProposal(arguments.path, diff))
+            if not decision.approved:
+                self.edits_rejected += 1
+                raise _Refused(operator_rejection(decision.reason))
+        result = await asyncio.to_thread(self.workspace.apply_edit, *edit)
+        self.edits_approved += 1
+        self.history.append("edit")
         self.latest_confirmed = None  # the code changed: earlier passes prove nothing
         self.first_edit_turn = self.first_edit_turn or turn
         return result
@@ -180,6 +209,9 @@ class SessionTools:
         )
         self.last_run = run
         self.latest_confirmed = run.confirmed_outcome
+        self.history.append("green" if run.confirmed_outcome else "red")
+        if self.history[-1] == "red" and "edit" not in self.history:
+            self.failing_run = run
         self.emit(
             ev.TestFinished(
                 run=number,
@@ -192,30 +224,39 @@ class SessionTools:
                 confirmed_outcome=run.confirmed_outcome,
             )
         )
+        if self.history == ["green"]:
+            return f"{run.for_model()}\nNOTE: {NOTHING_TO_FIX}"
         return run.for_model()
+
+    def evidence(self, run: TestRun) -> TestEvidence:
+        """One run as a record keeps it: command and its source, exit code, counts, excerpt."""
+        return TestEvidence(
+            command=run.command,
+            exit_code=run.exit_code,
+            passed=run.passed,
+            failed=run.failed,
+            output_excerpt=run.tail(1500),
+            source=self.workspace.test_command.source,
+        )
 
     async def _store(self, arguments: StoreArguments, response_id: str | None) -> str:
         refusal = store_refusal(self.memory_delivered, arguments.outcome, self.latest_confirmed)
+        refusal = refusal or red_green_refusal(self.history)
         if refusal:
             raise _Refused(refusal)
-        run = self.last_run
-        assert run is not None  # a confirmed outcome comes from a run
+        run, failing = self.last_run, self.failing_run
+        assert run is not None and failing is not None  # red before green: both ran
+        passing = self.evidence(run)
         self.memory.confirm_outcome(
-            arguments.outcome,
-            TestEvidence(
-                command=run.command,
-                exit_code=run.exit_code,
-                passed=run.passed,
-                failed=run.failed,
-                output_excerpt=run.tail(1500),
-            ),
+            arguments.outcome, passing.model_copy(update={"failing": self.evidence(failing)})
         )
+        diff = await asyncio.to_thread(self.git_diff)
         record = self.memory.prepare_fix(
             arguments.fix_description,
             arguments.error_type,
             arguments.file_paths,
             arguments.outcome,
-            diff=self.workspace.diff(),
+            diff=diff if diff is not None else self.workspace.diff(),
             response_id=response_id,
         )
         nearest = await self.memory.nearest(record)

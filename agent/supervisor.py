@@ -1,4 +1,5 @@
-"""The operator's two gates, as a protocol: approve live cost, confirm each memory write.
+"""The operator's gates, as a protocol: approve live cost, approve each edit (`--edits ask`),
+confirm each memory write.
 
 The loop asks; a Supervisor answers. The dashboard answers with modals, the headless CLI
 with flags or a terminal prompt. Nothing is sent or written while a question is open.
@@ -31,6 +32,7 @@ class CostQuote:
     session_limit_usd: float | None
     total_limit_usd: float | None
     remaining_total_usd: float | None
+    test_command: str = ""  # the command the session's tests run with, and its source
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,25 @@ class StoreProposal:
     nearest: list[MemorySearchResult]
 
 
+@dataclass(frozen=True)
+class EditProposal:
+    """One apply_edit as the operator sees it before it lands."""
+
+    path: str
+    diff: str
+
+
+@dataclass(frozen=True)
+class EditDecision:
+    """The operator's answer; a rejection's reason goes back to the model."""
+
+    approved: bool
+    reason: str = ""
+
+
 class Supervisor(Protocol):
     async def approve_live_cost(self, quote: CostQuote) -> bool: ...
+
+    async def approve_edit(self, proposal: EditProposal) -> EditDecision: ...
 
     async def confirm_store(self, proposal: StoreProposal) -> bool: ...

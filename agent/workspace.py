@@ -16,16 +16,16 @@ import difflib
 import json
 import os
 import re
-import shlex
 import signal
 import stat
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.counts import counts_text
+from agent.project_tests import OURS, TestCommand, read_counts
 from memory.safety import scrub_environment
 
 MAX_READ_BYTES = 256 * 1024
@@ -36,23 +36,9 @@ SECRET_FILES = re.compile(
     r"(^|/)(\.env(\..*)?|\.netrc|\.pypirc|id_(rsa|dsa|ecdsa|ed25519)|[^/]*\.(pem|key|p12))$"
 )
 
-_SUMMARY_LINE = re.compile(r"^=*\s*\d+ \w+.* in \d+(\.\d+)?s\b")
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?)\b")
-
 
 class ToolError(Exception):
     """A refused or failed tool call; the agent loop answers the model with 'ERROR: <message>'."""
-
-
-def pytest_counts(output: str) -> tuple[int, int]:
-    """(passed, failed + errors) from pytest's last summary line; (0, 0) when there is none."""
-    for line in reversed(output.splitlines()):
-        if _SUMMARY_LINE.match(line):
-            counts = {"passed": 0, "failed": 0, "error": 0}
-            for number, kind in _COUNT.findall(line):
-                counts[kind.removesuffix("s")] += int(number)
-            return counts["passed"], counts["failed"] + counts["error"]
-    return 0, 0
 
 
 def unified_diff(relative: str, before: str, after: str) -> str:
@@ -70,14 +56,17 @@ def unified_diff(relative: str, before: str, after: str) -> str:
 
 @dataclass(frozen=True)
 class TestRun:
-    """One run of the project's tests, and the proof a passing run gives the memory gate."""
+    """One run of the project's tests, and the proof a passing run gives the memory gate.
+
+    The exit code decides pass or fail; the counts are None where the output did not say.
+    """
 
     __test__ = False  # not a pytest test class
 
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None
+    failed: int | None
     timed_out: bool
     duration_s: float
     output: str
@@ -95,7 +84,9 @@ class TestRun:
     def summary(self) -> str:
         if self.timed_out:
             return f"timed out after {round(self.duration_s, 1):g}s"
-        return f"{self.passed} passed, {self.failed} failed"
+        if self.passed is None and self.failed is None:
+            return f"exit code {self.exit_code}, counts unknown"
+        return counts_text(self.passed, self.failed)
 
     def for_model(self) -> str:
         """The run_tests tool's answer to the model, as JSON text."""
@@ -119,18 +110,20 @@ class WorkspaceTools:
         root: Path,
         *,
         base_env: Mapping[str, str],
-        test_command: Sequence[str] | None = None,
+        test_command: TestCommand = OURS,
         test_timeout_s: float = 120.0,
     ) -> None:
         if not Path(root).is_dir():
             raise ValueError(f"the workspace {root} is not an existing directory")
         self.root = Path(root).resolve()
-        self.test_command = list(test_command or [sys.executable, "-m", "pytest", "-q"])
-        self.test_command_display = (
-            shlex.join(test_command) if test_command else "python -m pytest -q"
-        )
+        self.test_command = test_command
         self.test_timeout_s = test_timeout_s
         self._env = scrub_environment(base_env) | {"PYTHONDONTWRITEBYTECODE": "1"}
+        if (self.root / "src").is_dir():
+            # A src-layout project installed -e in its own venv imports the checkout the
+            # install points at; put this folder's sources first, so the session's edits run.
+            paths = [str(self.root / "src"), self._env.get("PYTHONPATH", "")]
+            self._env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         self._originals: dict[str, str] = {}
 
     @property
@@ -173,8 +166,24 @@ class WorkspaceTools:
             shown += "\n"
         return f"{shown}[truncated: showed {len(head)} of {len(data)} bytes of {path}]"
 
+    def preview_edit(self, path: str, old_text: str, new_text: str) -> str:
+        """The diff apply_edit would make, without writing: what the operator approves."""
+        target, before, after = self._edited(path, old_text, new_text)
+        return unified_diff(target.relative_to(self.root).as_posix(), before, after)
+
     def apply_edit(self, path: str, old_text: str, new_text: str) -> str:
         """Replace the one occurrence of old_text with new_text, atomically; returns the diff."""
+        target, before, after = self._edited(path, old_text, new_text)
+        try:
+            _write_atomically(target, after)
+        except OSError as error:
+            raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
+        relative = target.relative_to(self.root).as_posix()
+        self._originals.setdefault(relative, before)
+        return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
+
+    def _edited(self, path: str, old_text: str, new_text: str) -> tuple[Path, str, str]:
+        """The file, its text, and its text once edited; a ToolError where the edit is bad."""
         if not old_text:
             raise ToolError("old_text must not be empty; give the exact text to replace")
         target = self._resolve(path)
@@ -187,14 +196,7 @@ class WorkspaceTools:
                 f"old_text occurs {occurrences} times in {path}; "
                 "include more context so it is unique"
             )
-        after = before.replace(old_text, new_text, 1)
-        try:
-            _write_atomically(target, after)
-        except OSError as error:
-            raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
-        relative = target.relative_to(self.root).as_posix()
-        self._originals.setdefault(relative, before)
-        return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
+        return target, before, before.replace(old_text, new_text, 1)
 
     def diff(self) -> str:
         """The unified diff of every edited file, from before its first edit to now."""
@@ -208,7 +210,7 @@ class WorkspaceTools:
         started = time.monotonic()
         try:
             process = await asyncio.create_subprocess_exec(
-                *self.test_command,
+                *self.test_command.argv,
                 cwd=self.root,
                 env=self._env,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -218,7 +220,7 @@ class WorkspaceTools:
             )
         except OSError as error:
             raise ToolError(
-                f"cannot start the test command {self.test_command_display}: "
+                f"cannot start the test command {self.test_command.display}: "
                 f"{error.strerror or error}"
             ) from error
         lines: list[str] = []
@@ -233,10 +235,11 @@ class WorkspaceTools:
                 os.killpg(process.pid, signal.SIGKILL)
             exit_code = await process.wait()
         output = "".join(f"{line}\n" for line in lines)
-        passed, failed = pytest_counts(output)
+        passed, failed = read_counts(output)
         passing = exit_code == 0 and not timed_out
+        counted = f" ({passed} passed)" if passed is not None else ""
         return TestRun(
-            command=self.test_command_display,
+            command=self.test_command.display,
             exit_code=exit_code,
             passed=passed,
             failed=failed,
@@ -244,9 +247,7 @@ class WorkspaceTools:
             duration_s=time.monotonic() - started,
             output=output,
             confirmed_outcome=(
-                f"{self.test_command_display} passed with exit code 0 ({passed} passed)"
-                if passing
-                else None
+                f"{self.test_command.display} passed with exit code 0{counted}" if passing else None
             ),
         )
 

@@ -251,6 +251,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep no responses on the server (also ASTRA_RESPONSE_STORAGE=off): every "
         "request resends the conversation",
     )
+    group.add_argument(
+        "--test-cmd",
+        metavar="CMD",
+        help="the project's test command (default: [tool.astra-memory] test-command, else "
+        "pytest through the workspace's own venv, else ours)",
+    )
+    group.add_argument(
+        "--test-timeout",
+        type=_seconds,
+        default=120.0,
+        metavar="S",
+        help="seconds one test run may take (default 120)",
+    )
+    group.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="start from a git checkout's uncommitted changes instead of refusing it",
+    )
+    group.add_argument(
+        "--on-success",
+        choices=("apply", "branch", "discard"),
+        help="at the end: apply the diff to the checkout, keep branch astra/<session>, or "
+        "discard it (headless default: branch; the dashboard asks)",
+    )
+    group.add_argument(
+        "--in-place",
+        action="store_true",
+        help="edit the workspace itself, with no worktree or copy and no undo",
+    )
+    group.add_argument(
+        "--edits",
+        choices=("ask", "auto"),
+        help="ask the operator before each edit, or apply them (default: ask in the "
+        "dashboard and on a terminal, auto without one)",
+    )
 
     run = commands.add_parser(
         "run",
@@ -281,6 +316,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--headless", action="store_true", help="print to the terminal instead of the dashboard"
     )
     demo.add_argument("--memory", metavar="URL", help="memory store URL")
+
+    doctor = commands.add_parser(
+        "doctor",
+        parents=[session_options],
+        help="the checks every session runs first: store, model, key, git tree, tests",
+        description="One line per check; exit 2 when one fails.",
+    )
+    doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
 
     commands.add_parser(
         "ledger",

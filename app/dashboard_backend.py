@@ -9,7 +9,7 @@ torch holds the GIL for hundreds of milliseconds, which would stall the UI even 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from agent import events as ev
@@ -18,7 +18,7 @@ from agent.supervisor import Supervisor
 from app.errors import CommandError
 from app.options import SessionOptions
 from app.screens.export_modal import default_export_path
-from app.session_builder import build_agent, build_transport
+from app.session_builder import build_agent, build_transport, finish, finish_choice, preflight
 from app.settings import Settings
 from memory.embedder import Embedder
 from memory.embedding_process import ProcessEmbedder
@@ -80,7 +80,35 @@ class DashboardBackend:
             emit=emit,
             session_id=session_id,
             embedder=self.embedder,
+            operator_present=True,
         )
+
+    async def store_problem(self) -> str | None:
+        """Why the store cannot take a write (unreachable, read-only), or None: the header
+        and the browser say so at once rather than at the session's end."""
+        from agent.preflight import check_store
+
+        check = await check_store(self.store.url)
+        return None if check.ok else f"memory store unavailable: {check.detail}"
+
+    async def preflight(self, options: SessionOptions, agent: AstraAgent) -> None:
+        """The session's checks before its first request; CommandError on a failure."""
+        await preflight(self.settings, options, agent)
+
+    async def finish(
+        self,
+        agent: AstraAgent,
+        report: ev.SessionReport,
+        options: SessionOptions,
+        choose: Callable[[str, str], Awaitable[str]],
+    ) -> str | None:
+        """The operator's choice (asked through `choose` unless --on-success gave it) for a
+        session that fixed its tests; apply, keep or discard; the line saying what happened."""
+        fixed = report.edits_approved > 0 and report.exit_code == 0
+        if options.on_success is None and fixed and agent.workspace is not None:
+            chosen = await choose(str(agent.workspace.source), agent.branch or "")
+            return await finish(agent, finish_choice(report, chosen))  # type: ignore[arg-type]
+        return await finish(agent, finish_choice(report, options.on_success or "branch"))  # type: ignore[arg-type]
 
     def problem(self, options: SessionOptions) -> str | None:
         """Why a session with these options could not start (no key, no known price, a bad

@@ -1,7 +1,8 @@
 """The headless Supervisor and event printer: a session in a terminal or a pipe.
 
 Flags answer the operator's questions; `--store ask` (and live cost without
-`--approve-live-cost`) asks on a terminal and declines where there is none. Events print
+`--approve-live-cost`) asks on a terminal and declines where there is none; `--edits ask`
+shows each edit's diff on a terminal and takes y, or n and a reason for the model. Events print
 as readable lines, or as one JSON object per line with `--json`.
 """
 
@@ -16,7 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent import events as ev
-from agent.supervisor import CostQuote, StoreProposal
+from agent.counts import counts_text
+from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 from app.console import make_console
 
 StorePolicy = Literal["ask", "yes", "no"]
@@ -36,6 +38,15 @@ def ask_terminal(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in {"y", "yes"}
 
 
+def ask_edit_on_terminal(proposal: EditProposal) -> EditDecision:
+    """The edit's diff on stderr, then y/N and, on no, the reason the model is given."""
+    print(f"\nAstra wants to edit {proposal.path}:\n{proposal.diff}", file=sys.stderr)
+    if ask_terminal("Apply this edit?"):
+        return EditDecision(True)
+    print("Why not? (told to the model) ", end="", file=sys.stderr, flush=True)
+    return EditDecision(False, sys.stdin.readline().strip())
+
+
 class HeadlessSupervisor:
     def __init__(
         self,
@@ -43,10 +54,15 @@ class HeadlessSupervisor:
         approve_live_cost: bool,
         store: StorePolicy,
         ask: Callable[[str], bool] = ask_terminal,
+        ask_edit: Callable[[EditProposal], EditDecision] = ask_edit_on_terminal,
     ) -> None:
         self.approve = approve_live_cost
         self.store = store
         self.ask = ask
+        self.ask_edit = ask_edit
+
+    async def approve_edit(self, proposal: EditProposal) -> EditDecision:
+        return await asyncio.to_thread(self.ask_edit, proposal)
 
     async def approve_live_cost(self, quote: CostQuote) -> bool:
         if self.approve:
@@ -55,7 +71,8 @@ class HeadlessSupervisor:
         return await asyncio.to_thread(
             self.ask,
             f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
-            f"({quote.capped_by}; session limit {limit}). Send paid requests?",
+            f"({quote.capped_by}; session limit {limit}); tests run with {quote.test_command}. "
+            "Send paid requests?",
         )
 
     async def confirm_store(self, proposal: StoreProposal) -> bool:
@@ -97,9 +114,12 @@ class EventPrinter:
     def describe(event: ev.Event) -> str | None:
         match event:
             case ev.SessionStarted():
+                branch = f" on {escape(event.branch)}" if event.branch else ""
                 return (
                     f"[bold]session {event.session_id}[/] · {event.model} ({event.mode}) · "
-                    f"workspace {escape(event.workspace)} · scope {escape(event.scope)}"
+                    f"workspace {escape(event.workspace)}{branch} · scope {escape(event.scope)}"
+                    f"\n  tests: {escape(event.test_command)} ({escape(event.test_command_source)})"
+                    f" · edits: {event.edits}"
                 )
             case ev.ModelResponded():
                 calls = ", ".join(call.name for call in event.function_calls) or (
@@ -131,8 +151,8 @@ class EventPrinter:
             case ev.TestFinished():
                 colour = "green" if event.exit_code == 0 else "red"
                 return (
-                    f"  [{colour}]tests: exit {event.exit_code}, {event.passed} passed, "
-                    f"{event.failed} failed[/] ({event.duration_s:.1f}s)"
+                    f"  [{colour}]tests: exit {event.exit_code}, "
+                    f"{counts_text(event.passed, event.failed)}[/] ({event.duration_s:.1f}s)"
                 )
             case ev.StoreDecided():
                 verdict = "stored" if event.approved else "declined, nothing written"
@@ -142,13 +162,15 @@ class EventPrinter:
                 return f"[{colour}]{escape(event.message)}[/]"
             case ev.SessionReport():
                 tests = (
-                    f"{event.tests.passed} passed, {event.tests.failed} failed"
+                    counts_text(event.tests.passed, event.tests.failed)
                     if event.tests
                     else "not run"
                 )
+                edits = f"edits {event.edits_approved} approved, {event.edits_rejected} rejected"
+                branch = f" · branch {escape(event.branch)}" if event.branch else ""
                 return (
                     f"[bold]{event.status}[/] (exit {event.exit_code}) · {event.model_requests} "
-                    f"requests · {event.tool_calls} tool calls · tests {tests} · "
-                    f"stored {len(event.stored_memory_ids)} · ${event.cost_usd:.4f}"
+                    f"requests · {event.tool_calls} tool calls · tests {tests} · {edits} · "
+                    f"stored {len(event.stored_memory_ids)} · ${event.cost_usd:.4f}{branch}"
                 )
         return None

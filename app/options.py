@@ -39,6 +39,13 @@ class SessionOptions:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     request_timeout_s: float = REQUEST_TIMEOUT_S
     no_store: bool = False
+    # issue 11: the project's own tests, its git workspace, and the operator's edit approval
+    test_cmd: str | None = None
+    test_timeout_s: float = 120.0
+    allow_dirty: bool = False
+    on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
+    in_place: bool = False  # the dashboard asks
+    edits: str | None = None  # ask|auto; None: ask where an operator is present
 
 
 def options_from(args: argparse.Namespace) -> SessionOptions:
@@ -58,6 +65,12 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         max_output_tokens=args.max_output_tokens,
         request_timeout_s=args.request_timeout,
         no_store=args.no_store,
+        test_cmd=args.test_cmd,
+        test_timeout_s=args.test_timeout,
+        allow_dirty=args.allow_dirty,
+        on_success=args.on_success,
+        in_place=args.in_place,
+        edits=args.edits,
     )
 
 

@@ -1,18 +1,25 @@
 """Wiring one session from settings and flags: transport, guard, memory, workspace, agent.
 
 The headless CLI, the demo and the dashboard all build sessions here, so a live session
-gets the same checks everywhere: a key, a known price, a transcript without the key.
+gets the same checks everywhere: a key, a known price, a transcript without the key, the
+preflight before the first request, and a workspace of its own (a git worktree or a copy)
+whose changes reach the user's checkout only when the operator chooses so at the end.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from agent import events as ev
+from agent.approval import resolve_edit_policy
 from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
+from agent.preflight import run_preflight
+from agent.project_tests import TestCommandError, resolve_test_command
+from agent.session_workspace import Finish, WorkspaceError, open_session_workspace
 from agent.supervisor import Supervisor
 from agent.transport import (
     HttpResponsesTransport,
@@ -23,7 +30,7 @@ from agent.transport import (
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
-from app.options import SessionOptions
+from app.options import DEMO_PROJECTS, SessionOptions
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
 from memory.service import MemoryService
@@ -95,10 +102,17 @@ def build_agent(
     emit: Callable[[ev.Event], None],
     session_id: str,
     embedder: Embedder | None = None,
+    operator_present: bool = False,
 ) -> AstraAgent:
-    """A session ready to run; `embedder` defaults to the process-wide real model."""
+    """A session ready to run, in a workspace of its own; `embedder` defaults to the
+    process-wide real model. `operator_present`: someone can approve edits (--edits)."""
     if not workspace.is_dir():
         raise CommandError(f"workspace {workspace} is not a directory", 2)
+    try:
+        command = resolve_test_command(workspace, options.test_cmd)  # the user's venv, config
+        edits = resolve_edit_policy(options.edits, operator_present=operator_present)
+    except (TestCommandError, ValueError) as exc:
+        raise CommandError(str(exc), 2) from exc
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
@@ -111,7 +125,25 @@ def build_agent(
         session_id=session_id,
         scope=options.scope,
     )
-    tools = WorkspaceTools(workspace, base_env=dict(os.environ))
+    try:
+        home = open_session_workspace(
+            workspace,
+            session_id,
+            settings.data_dir,
+            allow_dirty=options.allow_dirty,
+            in_place=options.in_place,
+            copy=is_demo_template(workspace),
+        )
+    except WorkspaceError as exc:
+        raise CommandError(str(exc), 2) from exc
+    if home.warning:
+        emit(ev.SessionNote(level="warning", message=home.warning))
+    tools = WorkspaceTools(
+        home.root,
+        base_env=dict(os.environ),
+        test_command=command,
+        test_timeout_s=options.test_timeout_s,
+    )
     return AstraAgent(
         transport,
         memory,
@@ -127,4 +159,59 @@ def build_agent(
         guard=guard,
         emit=emit,
         memory_url=store.url,
+        edits=edits,
+        workspace=home if home.kind != "in-place" else None,
     )
+
+
+def is_demo_template(workspace: Path) -> bool:
+    """A folder of our demo_projects: always copied, never edited."""
+    return workspace.resolve().is_relative_to(DEMO_PROJECTS.resolve())
+
+
+async def preflight(settings: Settings, options: SessionOptions, agent: AstraAgent) -> None:
+    """The checks `doctor` prints, before the session's first request; each is a note, and
+    a failure stops the session with exit 2 (its workspace discarded) before any request."""
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    home = agent.workspace
+    source = home.source if home else agent.tools.root
+    checks = await run_preflight(
+        memory_url=agent.memory_url,
+        embedder=agent.memory.embedder,
+        base_env=dict(os.environ),
+        workspace=source,
+        test_cmd=options.test_cmd,
+        test_timeout_s=options.test_timeout_s,
+        run_in=agent.tools.root,
+        allow_dirty=options.allow_dirty or is_demo_template(source),
+        live=options.live,
+        model=agent.model,
+        api_key=key,
+        price_override=price_override(settings),
+    )
+    for check in checks:
+        agent.emit(ev.SessionNote(level="info" if check.ok else "error", message=check.line()))
+    failed = [check.line() for check in checks if not check.ok]
+    if failed:
+        if home is not None:
+            home.discard()
+        raise CommandError("preflight failed: " + "; ".join(failed), 2)
+
+
+def finish_choice(report: ev.SessionReport, on_success: Finish) -> Finish:
+    """What becomes of the session's changes: `on_success` after a fix; nothing to keep
+    when no edit was made; else the branch, so that the work can be looked at."""
+    if report.edits_approved == 0:
+        return "discard"
+    return on_success if report.exit_code == 0 else "branch"
+
+
+async def finish(agent: AstraAgent, choice: Finish) -> str | None:
+    """Apply, keep or discard the session's changes; the line saying what happened (None
+    in place). A diff that no longer applies is kept on the branch, and said so."""
+    if agent.workspace is None:
+        return None
+    try:
+        return await asyncio.to_thread(agent.workspace.finish, choice)
+    except WorkspaceError as exc:
+        return str(exc)

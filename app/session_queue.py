@@ -64,7 +64,10 @@ class SessionView(Protocol):
         """The agent's event callback; called on the app's loop."""
 
     def supervisor(self, options: SessionOptions) -> Supervisor:
-        """Who answers the session's questions (live cost, each store)."""
+        """Who answers the session's questions (live cost, each edit, each store)."""
+
+    async def choose_finish(self, source: str, branch: str) -> str:
+        """apply, branch or discard: what becomes of a passing session's changes."""
 
     def sessions_changed(self) -> None:
         """A session started or ended, or one was queued: keys may show or hide."""
@@ -171,6 +174,10 @@ class SessionQueue:
         self.backend = await asyncio.to_thread(
             open_backend, self.settings, self.memory_url, self.scope, self.embedder
         )
+        problem = await self.backend.store_problem()
+        if problem is not None:  # said in the header and the browser before any session
+            self.set_status(problem)
+            raise CommandError(problem, 2)
         self.store_ready.set()
         if self.backend.model_process is not None:
             self.set_status("loading the embedding model…")
@@ -200,11 +207,21 @@ class SessionQueue:
         self.agent = agent
         self.view.sessions_changed()
         try:
+            await self.backend.preflight(options, agent)
             report = await agent.run(options.prompt)
+        except CommandError as exc:  # the preflight failed: nothing was sent
+            self.exit_code = exc.code
+            self.set_status(f"error: {exc}")
+            self.view.notify(str(exc), title="Preflight failed", severity="error")
+            self.cancel_queued()
+            return
         finally:
             self.agent = None
             self.view.sessions_changed()
             await agent.transport.aclose()
+        ended = await self.backend.finish(agent, report, options, self.view.choose_finish)
+        if ended:
+            self.view.notify(ended, timeout=10)
         self.finished.append(FinishedSession(plan, report, agent.tools))
         self.exit_code = report.exit_code
 

@@ -117,6 +117,9 @@ class AstraApp(App[int]):
             self, approve_live_cost=options.approve_live_cost, store=options.store
         )
 
+    async def choose_finish(self, source: str, branch: str) -> str:
+        return await self.supervisor(self.sessions.options).choose_finish(source, branch)
+
     def sessions_changed(self) -> None:
         self.refresh_bindings()
 

@@ -29,16 +29,19 @@ def _require_aware(value: datetime | None) -> datetime | None:
 
 
 class TestEvidence(BaseModel):
-    """The passing test run that confirmed a fix."""
+    """The passing test run that confirmed a fix, with the failing run this session saw
+    before its first edit (`failing`; absent from records stored before red-before-green)."""
 
     __test__ = False  # not a pytest test class
     model_config = ConfigDict(frozen=True)
 
     command: str
     exit_code: int
-    passed: int
-    failed: int
+    passed: int | None  # None: the test runner's output did not say
+    failed: int | None
     output_excerpt: str = ""
+    source: str = ""  # where the command came from: flag, pyproject.toml, detected: ...
+    failing: TestEvidence | None = None
 
 
 class MemoryRecord(BaseModel):

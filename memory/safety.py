@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from memory.records import MemoryRecord
+from memory.records import MemoryRecord, TestEvidence
 
 REDACTED = "[REDACTED]"
 
@@ -103,20 +103,24 @@ def sanitize_record(record: MemoryRecord) -> MemoryRecord:
         for name in ("fix_description", "error_type", "outcome", "symptom", "diff")
     }
     paths = tuple(redact_secrets(path) for path in record.file_paths)
-    evidence = record.evidence
-    if evidence is not None:
-        evidence = evidence.model_copy(
-            update={
-                "command": redact_secrets(evidence.command),
-                "output_excerpt": redact_secrets(evidence.output_excerpt),
-            }
-        )
     return record.model_copy(
         update={
             **texts,
             "file_paths": paths,
-            "evidence": evidence,
+            "evidence": _redacted_evidence(record.evidence),
             "flags": instruction_flags(*texts.values(), *paths),
+        }
+    )
+
+
+def _redacted_evidence(evidence: TestEvidence | None) -> TestEvidence | None:
+    if evidence is None:
+        return None
+    return evidence.model_copy(
+        update={
+            "command": redact_secrets(evidence.command),
+            "output_excerpt": redact_secrets(evidence.output_excerpt),
+            "failing": _redacted_evidence(evidence.failing),
         }
     )
 

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 def record_renderable(
     record: MemoryRecord, nearest: Sequence[MemorySearchResult] | None = None
 ) -> RenderableType:
+    from agent.counts import counts_text  # loaded with the record, not the first frame
+
     flagged = "bold white on red" if record.flags else "bold"
+
     facts = Table.grid(padding=(0, 1))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()
@@ -37,7 +40,7 @@ def record_renderable(
     if record.evidence is not None:
         e = record.evidence
         facts.add_row(
-            "evidence", f"{e.command} → exit {e.exit_code}, {e.passed} passed, {e.failed} failed"
+            "evidence", f"{e.command} → exit {e.exit_code}, {counts_text(e.passed, e.failed)}"
         )
     if record.flags:
         facts.add_row("FLAGGED", Text("; ".join(record.flags), style="bold red"))

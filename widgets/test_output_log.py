@@ -47,9 +47,12 @@ class TestOutputLog(PaneLog):
         self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
+        from agent.counts import counts_text  # loaded by now: a test ran
+
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
+
         summary = (
-            f"run {event.run} {verdict}: {event.passed} passed, {event.failed} failed, "
+            f"run {event.run} {verdict}: {counts_text(event.passed, event.failed)}, "
             f"exit {event.exit_code}{' (timed out)' if event.timed_out else ''} "
             f"in {event.duration_s:.1f}s"
         )

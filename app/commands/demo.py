@@ -51,6 +51,7 @@ def plan_demo(settings: Settings, memory: str | None, store: str) -> DemoPlan:
             memory=memory,
             scope=run_id,
             store=store,
+            on_success="branch",  # the copy keeps the fix, for the check against the tests
         )
         sessions.append(SessionPlan(options, root / name, f"{run_id}-{name}"))
     return DemoPlan(run_id, root, sessions)
@@ -81,7 +82,7 @@ async def run_printed(
     """Each planned session in turn, its events printed, every store confirmed; the
     sessions and the store's URL."""
     from app.headless_session import EventPrinter, HeadlessSupervisor
-    from app.session_builder import build_agent
+    from app.session_builder import build_agent, finish, finish_choice, preflight
     from memory.store import open_store
 
     store = open_store(url)
@@ -100,9 +101,12 @@ async def run_printed(
                 session_id=session.session_id,
             )
             try:
+                await preflight(settings, session.options, agent)
                 report = await agent.run(session.options.prompt)
             finally:
                 await agent.transport.aclose()
+            ended = await finish(agent, finish_choice(report, "branch"))
+            console.print(ended or "")
             finished.append(FinishedSession(session, report, agent.tools))
     finally:
         await store.close()
@@ -113,25 +117,27 @@ async def verify_against_original_tests(session: FinishedSession, fresh: Path) -
     """Copy the untouched project, apply only the session's non-test edits, run the tests."""
     from agent.workspace import WorkspaceTools
 
-    workspace = session.plan.workspace
-    shutil.copytree(DEMO_PROJECTS / f"scenario_{workspace.name}", fresh)
+    shutil.copytree(DEMO_PROJECTS / f"scenario_{session.plan.workspace.name}", fresh)
     for relative in session.tools.edited_files:
         if relative.split("/")[0] == "tests" or "/tests/" in relative:
             continue
-        shutil.copy2(workspace / relative, fresh / relative)
+        shutil.copy2(session.tools.root / relative, fresh / relative)
     run = await WorkspaceTools(fresh, base_env=dict(os.environ)).run_tests()
     return run.exit_code
 
 
 def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None, url: str) -> int:
+    from agent.counts import counts_text  # loaded by now: the sessions ran
+
     table = Table("session", "requests", "tool calls", "memory matches", "tests", "stored", "cost")
+
     for session in sessions:
         r = session.report
         matches = "; ".join(
             ", ".join(f"{m['memory_id'][:8]} {m['score']:.4f}" for m in search.matches) or "none"
             for search in r.memory_searches
         )
-        tests = f"{r.tests.passed} passed, {r.tests.failed} failed" if r.tests else "not run"
+        tests = counts_text(r.tests.passed, r.tests.failed) if r.tests else "not run"
         table.add_row(
             session.plan.workspace.name,
             str(r.model_requests),

@@ -16,6 +16,7 @@ from rich.progress import Progress
 from rich.syntax import Syntax
 from rich.table import Table
 
+from agent.counts import counts_text
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
@@ -134,7 +135,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
     if record.evidence:
         e = record.evidence
         rows.append(
-            ("evidence", f"`{e.command}` exit {e.exit_code}: {e.passed} passed, {e.failed} failed")
+            ("evidence", f"`{e.command}` exit {e.exit_code}: {counts_text(e.passed, e.failed)}")
         )
     table = Table.grid(padding=(0, 2))
     for name, value in rows:

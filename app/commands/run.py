@@ -1,17 +1,20 @@
 """`astra-memory run`: one session on a workspace, without the dashboard.
 
 Flags answer the operator's questions, or the terminal does (app/headless_session.py);
-events print as they happen, as lines or JSON. The exit code is the report's.
+events print as they happen, as lines or JSON. The preflight runs first; at the end
+`--on-success` (default: branch) says what becomes of the changes. The exit code is the
+report's.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from app.headless_session import EventPrinter, HeadlessSupervisor
 from app.options import new_session_id, options_from
-from app.session_builder import build_agent
+from app.session_builder import build_agent, finish, finish_choice, preflight
 from app.settings import Settings
 from memory.store import open_store
 
@@ -30,11 +33,16 @@ async def run(args: argparse.Namespace, settings: Settings) -> int:
             ),
             emit=EventPrinter(as_json=args.json),
             session_id=new_session_id(),
+            operator_present=sys.stdin.isatty(),
         )
         try:
+            await preflight(settings, options, agent)
             report = await agent.run(options.prompt)
         finally:
             await agent.transport.aclose()
+        ended = await finish(agent, finish_choice(report, options.on_success or "branch"))
+        if ended:  # on stderr: with --json, the report stays the last line of stdout
+            print(f"astra-memory: {ended}", file=sys.stderr)
     finally:
         await store.close()
     return report.exit_code

@@ -22,6 +22,7 @@ def quote_text(quote: CostQuote) -> str:
     """The worst case and where it comes from: its inputs, and the limit that caps it."""
     cached = quote.cached_input_per_million_usd
     cached_price = "" if cached is None else f", ${cached:.2f} cached"
+    tests = [f"tests            {quote.test_command}"] if quote.test_command else []
     return "\n".join(
         [
             f"model            {quote.model}",
@@ -39,6 +40,7 @@ def quote_text(quote: CostQuote) -> str:
                 if quote.remaining_total_usd is None
                 else f"${quote.remaining_total_usd:.4f}"
             ),
+            *tests,
         ]
     )
 

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 
 
 def report_line(report: ev.SessionReport) -> str:
-    tests = (
-        f"{report.tests.passed} passed, {report.tests.failed} failed" if report.tests else "none"
-    )
+    from agent.counts import counts_text  # loaded by now: a session ended
+
+    tests = counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
     return (
         f"{report.status} (exit {report.exit_code}) · {report.model_requests} requests · "
         f"{report.tool_calls} tool calls · tests {tests} · "

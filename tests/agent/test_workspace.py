@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.project_tests import TestCommand
 from agent.workspace import (
     TestRun,
     ToolError,
     WorkspaceTools,
-    pytest_counts,
 )
 from memory.safety import scrub_environment
 
@@ -360,7 +360,7 @@ async def test_run_tests_streams_lines_as_they_arrive(workspace):
         "while not pathlib.Path('seen').exists(): time.sleep(0.01)\n"
         "print('second')\n"
     )
-    command = [sys.executable, "-c", script]
+    command = TestCommand((sys.executable, "-c", script), "python -c SCRIPT", "flag")
     tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=command, test_timeout_s=10)
     received: list[str] = []
 
@@ -374,11 +374,12 @@ async def test_run_tests_streams_lines_as_they_arrive(workspace):
     assert not run.timed_out and run.exit_code == 0
     assert received == ["first", "second"]
     assert run.output == "first\nsecond\n"
-    assert run.command.startswith(f"{sys.executable} -c ")
+    assert run.command == "python -c SCRIPT"
 
 
 async def test_run_tests_reports_a_command_that_cannot_start(workspace):
-    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=["no-such-runner-xyz"])
+    command = TestCommand(("no-such-runner-xyz",), "no-such-runner-xyz", "flag")
+    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=command)
 
     with pytest.raises(ToolError, match="cannot start the test command no-such-runner-xyz"):
         await tools.run_tests()
@@ -426,22 +427,6 @@ def test_a_fifo_is_refused_without_blocking(tools, workspace):
     os.mkfifo(workspace / "pipe")
     with pytest.raises(ToolError, match="not a regular file"):
         tools.read_file("pipe")
-
-
-@pytest.mark.parametrize(
-    ("output", "counts"),
-    [
-        ("...F\n1 failed, 3 passed in 0.12s\n", (3, 1)),
-        ("....\n4 passed in 0.01s\n", (4, 0)),
-        ("EE\n2 errors in 0.03s\n", (0, 2)),
-        ("==== 1 failed, 1 passed, 1 error, 2 warnings in 1.50s ====\n", (1, 2)),
-        ("1 passed, 2 xfailed, 1 skipped in 65.30s (0:01:05)\n", (1, 0)),
-        ("print says 9 passed\nno tests ran in 0.01s\n", (0, 0)),
-        ("Traceback (most recent call last):\n", (0, 0)),
-    ],
-)
-def test_pytest_counts_reads_the_summary_line(output, counts):
-    assert pytest_counts(output) == counts
 
 
 def test_tail_starts_at_a_line_start():

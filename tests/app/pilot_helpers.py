@@ -29,11 +29,16 @@ SIZE = (120, 40)
 def idle_app(settings, url) -> AstraApp:
     """The dashboard with no session: it opens on the memory browser of scope `tui`."""
     return build_app(
-        settings, SessionOptions(memory=url, scope="tui"), None, embedder=HashEmbedder()
+        settings,
+        SessionOptions(memory=url, scope="tui", edits="auto", on_success="branch"),
+        None,
+        embedder=HashEmbedder(),
     )
 
 
 def rehearsal_app(settings, url, workspace, **options) -> AstraApp:
+    """Edits applied and the branch kept without asking, unless a test says otherwise."""
+    options = {"edits": "auto", "on_success": "branch", **options}
     options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", **options)
     return build_app(settings, options, workspace, embedder=HashEmbedder())
 

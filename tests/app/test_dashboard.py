@@ -20,7 +20,9 @@ from agent.loop import AstraAgent
 from app.options import SessionOptions
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import CostModal
+from app.screens.edit_modal import EditModal
 from app.screens.export_modal import ExportModal
+from app.screens.finish_modal import FinishModal
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSessionModal
 from app.screens.record_modal import RecordModal
@@ -50,13 +52,21 @@ from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
 
 
 async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings, url, alpha):
-    app = rehearsal_app(settings, url, alpha)
+    """Asked as the dashboard asks by default: the edit, the store, then the changes."""
+    before = (alpha / "app" / "service.py").read_text()
+    app = rehearsal_app(settings, url, alpha, edits=None, on_success=None)
     messages: list[Message] = []
     async with app.run_test(size=SIZE, message_hook=messages.append) as pilot:
+        await wait_for_screen(pilot, EditModal)
+        assert (alpha / "app" / "service.py").read_text() == before
+        await pilot.press("y")
         await wait_for_screen(pilot, StoreModal)
         shown = app.screen.query_one(RecordView).record
         assert shown is not None and shown.file_paths
         await pilot.click("#store")
+        await wait_for_screen(pilot, FinishModal)
+        assert (alpha / "app" / "service.py").read_text() == before  # untouched until apply
+        await pilot.press("a")
         await wait_for(pilot, lambda: app.sessions.finished)
         await pilot.pause()
         report = app.sessions.finished[0].report
@@ -75,6 +85,8 @@ async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings,
     assert posted_lines(messages) and any("PASSED: 4 passed" in row for row in tests)
     assert f"turns          {report.model_requests} of 12" in budget
     assert [r.memory_id for r in await stored_records(url)] == report.stored_memory_ids
+    assert (report.edits_approved, report.edits_rejected) == (1, 0)
+    assert (alpha / "app" / "service.py").read_text() != before  # applied
 
 
 async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
@@ -144,7 +156,12 @@ async def test_a_live_session_from_the_dashboard_asks_for_its_cost_even_after_a_
 ):
     with ResponsesServer() as server:
         options = SessionOptions(
-            memory=url, scope="tui", base_url=server.base_url, approve_live_cost=True
+            memory=url,
+            scope="tui",
+            base_url=server.base_url,
+            approve_live_cost=True,
+            edits="auto",
+            on_success="branch",
         )
         app = build_app(settings, options, None, embedder=HashEmbedder())
         async with app.run_test(size=SIZE) as pilot:
@@ -200,7 +217,9 @@ async def test_a_failing_session_does_not_stop_the_next(settings, url, alpha, mo
 async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_path):
     beta = tmp_path / "second"
     shutil.copytree(alpha, beta)
-    options = SessionOptions(replay=REHEARSAL, memory=url, scope="tui", store="ask")
+    options = SessionOptions(
+        replay=REHEARSAL, memory=url, scope="tui", store="ask", edits="auto", on_success="branch"
+    )
     plans = [SessionPlan(options, alpha, "first"), SessionPlan(options, beta, "second")]
     app = build_app(settings, options, None, embedder=HashEmbedder(), plans=plans)
     async with app.run_test(size=SIZE) as pilot:
@@ -226,7 +245,14 @@ async def test_reject_store_writes_nothing(settings, url, alpha):
 
 def live_app(settings, url, workspace, server) -> AstraApp:
     options = SessionOptions(
-        live=True, base_url=server.base_url, memory=url, scope="tui", store="yes", max_turns=3
+        live=True,
+        base_url=server.base_url,
+        memory=url,
+        scope="tui",
+        store="yes",
+        max_turns=3,
+        edits="auto",
+        on_success="branch",
     )
     return build_app(settings, options, workspace, embedder=HashEmbedder())
 

@@ -9,6 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from app.cli import main
+from app.screens.edit_modal import EditModal
+from app.screens.finish_modal import FinishModal
 from app.screens.store_modal import StoreModal
 from app.tui import AstraApp
 from tests.app.pilot_helpers import (
@@ -30,10 +32,10 @@ def cli_env(tmp_path, monkeypatch):
     monkeypatch.setattr(
         "app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: SlowModel(ready=True)
     )
-    ran = SimpleNamespace(apps=[], stored=[], matches=[])
+    ran = SimpleNamespace(apps=[], stored=[], matches=[], edits=[])
 
     async def run_async(self: AstraApp, **kwargs) -> int:
-        """Until every session finished, confirming each store as the operator would."""
+        """Until every session finished, approving each edit and store as the operator would."""
         ran.apps.append(self)
         async with self.run_test(size=SIZE) as pilot, asyncio.timeout(60):
             while not (
@@ -44,6 +46,10 @@ def cli_env(tmp_path, monkeypatch):
                 if isinstance(modal, StoreModal) and modal.query("#store"):
                     ran.stored.append(modal.proposal.record.memory_id)
                     await pilot.press("y")
+                    await wait_for(pilot, lambda shown=modal: self.screen is not shown)
+                elif isinstance(modal, (EditModal, FinishModal)) and modal.query("Button"):
+                    ran.edits.append(modal.proposal.path if isinstance(modal, EditModal) else "")
+                    await pilot.press("y" if isinstance(modal, EditModal) else "b")
                     await wait_for(pilot, lambda shown=modal: self.screen is not shown)
                 await pilot.pause(0.05)
             await pilot.pause()
@@ -73,6 +79,7 @@ def test_tui_runs_a_rehearsed_session(cli_env, alpha):
     [app] = cli_env.apps
     assert code == 0 and len(app.sessions.finished[0].report.stored_memory_ids) == 1
     assert cli_env.stored == []  # --store yes: no question
+    assert cli_env.edits == ["app/service.py", ""]  # the edit asked, then the changes kept
 
 
 def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys):

@@ -16,9 +16,11 @@ from textual.screen import Screen
 import app.tui as tui_module
 from agent import events as ev
 from agent.session_tools import match_brief
-from agent.supervisor import CostQuote, StoreProposal
+from agent.supervisor import CostQuote, EditProposal, StoreProposal
 from app.screens.cost_modal import CostModal
 from app.screens.dashboard import DashboardScreen
+from app.screens.edit_modal import EditModal
+from app.screens.finish_modal import FinishModal
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSessionModal
 from app.screens.store_modal import StoreModal
@@ -184,8 +186,24 @@ def test_snapshot_cost_modal(snap_compare, size):
         session_limit_usd=2.0,
         total_limit_usd=10.0,
         remaining_total_usd=8.5,
+        test_command="./check.sh (.astra-memory.toml)",
     )
     assert snap_compare(SnapshotHost(CostModal(quote)), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_snapshot_edit_modal_asking_why(snap_compare, size):
+    async def rejecting(pilot) -> None:
+        await pilot.press("n", "t", "o", "o")
+
+    modal = EditModal(EditProposal("app/service.py", DIFF))
+    assert snap_compare(SnapshotHost(modal), terminal_size=size, run_before=rejecting)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+def test_snapshot_finish_modal(snap_compare, size):
+    modal = FinishModal("/home/dev/project", "astra/session-20260102-030405-abcdef")
+    assert snap_compare(SnapshotHost(modal), terminal_size=size)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (80, 24)])

@@ -78,3 +78,39 @@ def test_an_ordinary_fix_is_not_flagged():
         )
         == ()
     )
+
+
+def test_evidence_of_both_runs_round_trips_and_old_records_still_load():
+    from memory.records import TestEvidence
+
+    old = {"command": "pytest", "exit_code": 0, "passed": 3, "failed": 0, "output_excerpt": "ok"}
+    loaded = TestEvidence.model_validate(old)  # stored before red-before-green
+    assert (loaded.failing, loaded.source) == (None, "")
+    red = TestEvidence(command="./t.sh", exit_code=1, passed=None, failed=None)
+    both = loaded.model_copy(update={"failing": red, "source": "flag"})
+    assert TestEvidence.model_validate_json(both.model_dump_json()) == both
+
+
+def test_the_failing_run_s_excerpt_is_redacted_too():
+    from datetime import UTC, datetime
+
+    from memory.records import MemoryRecord, TestEvidence
+    from memory.safety import sanitize_record
+
+    secret = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+    red = TestEvidence(command="t", exit_code=1, passed=0, failed=1, output_excerpt=secret)
+    green = TestEvidence(command="t", exit_code=0, passed=1, failed=0, failing=red)
+    record = sanitize_record(
+        MemoryRecord(
+            memory_id="00000000-0000-5000-8000-000000000001",
+            scope="s",
+            fix_description="fix",
+            error_type="E",
+            file_paths=("a.py",),
+            outcome="ok",
+            session_id="s1",
+            timestamp=datetime.now(UTC),
+            evidence=green,
+        )
+    )
+    assert secret not in record.evidence.failing.output_excerpt

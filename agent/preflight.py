@@ -1,0 +1,189 @@
+"""Checks a session needs to pass before its first model request, and `doctor` prints.
+
+Found at the end, an unreachable store costs every paid turn before it; found first, it
+costs nothing. Each check is one named line, ok or failed, and none raises: a check that
+breaks is a failed check saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from agent.budget import Price, UnknownPriceError, price_for
+from agent.project_tests import TestCommandError, resolve_test_command
+from agent.session_workspace import WorkspaceError, git_checkout_top, uncommitted
+from agent.workspace import ToolError, WorkspaceTools
+from memory.embedder import Embedder
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord
+from memory.store import open_store
+
+# A fixed id, so that a probe a crash left behind is the one the next check removes.
+PROBE_ID = "00000000-0000-5000-8000-a57ad0c70c70"
+PROBE_SCOPE = "astra-preflight-probe"
+STORE_TIMEOUT_S = 30.0
+NOT_RUNNABLE = (126, 127)  # a shell's "not executable" and "not found"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One preflight check's verdict, with one line saying what was found."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def line(self) -> str:
+        return f"{'ok' if self.ok else 'FAILED':<6} {self.name}: {self.detail}"
+
+
+async def check_store(url: str) -> Check:
+    """The store opens, answers, and takes a write: a probe record, written then deleted."""
+    try:
+        detail = await asyncio.wait_for(_probe_store(url), STORE_TIMEOUT_S)
+    except TimeoutError:
+        return Check("store", False, f"{url} did not answer within {STORE_TIMEOUT_S:g}s")
+    except Exception as error:  # any failure of the store is this check's verdict
+        return Check("store", False, _one_line(error))
+    return Check("store", True, detail)
+
+
+async def _probe_store(url: str) -> str:
+    store = open_store(url)
+    try:
+        records = await store.count()
+        probe = MemoryRecord(
+            memory_id=PROBE_ID,
+            scope=PROBE_SCOPE,
+            fix_description="preflight probe: written and deleted at once",
+            error_type="PreflightProbe",
+            file_paths=(),
+            outcome="preflight",
+            session_id="preflight",
+            timestamp=datetime.now(UTC),
+        )
+        vector = np.zeros(EMBEDDING_DIMENSION, dtype=np.float32)
+        vector[0] = 1.0
+        await store.upsert_many([(probe, vector)])
+        try:
+            if await store.get(PROBE_ID) is None:
+                raise RuntimeError("a record written to the store could not be read back")
+        finally:
+            await store.delete(PROBE_ID)
+    finally:
+        await store.close()
+    return f"{url}: {records} record(s), writable"
+
+
+async def check_embedder(embedder: Embedder) -> Check:
+    """The embedding model loads and makes a vector of the expected size."""
+    try:
+        vector = np.asarray(await embedder.embed("preflight probe"))
+    except Exception as error:  # the model's failure to load is this check's verdict
+        return Check("embedding model", False, _one_line(error))
+    if vector.shape != (EMBEDDING_DIMENSION,) or not np.all(np.isfinite(vector)):
+        return Check("embedding model", False, f"made a vector of shape {vector.shape}")
+    return Check("embedding model", True, f"{embedder.model_name} loaded")
+
+
+def check_live(model: str, api_key: str | None, price_override: Price | None = None) -> list[Check]:
+    """For live use: the key is set (never shown), and the model has a price."""
+    key = Check("api key", bool(api_key), "set" if api_key else "OPENAI_API_KEY is not set")
+    try:
+        price = price_for(model, price_override)
+    except UnknownPriceError as error:
+        return [key, Check("model price", False, _one_line(error))]
+    per_million = f"${price.input_per_million:g} / ${price.output_per_million:g}"
+    return [key, Check("model price", True, f"{model}: {per_million} per million in / out")]
+
+
+async def check_test_command(
+    workspace: Path,
+    explicit: str | None,
+    *,
+    base_env: Mapping[str, str],
+    timeout_s: float,
+    run_in: Path | None = None,
+) -> Check:
+    """The test command resolves, is found, and runs to an end within the timeout (pass or
+    fail: a failing run is what a session starts from). It runs in `run_in`, the session's
+    folder, when given, so that the user's own is not touched."""
+    try:
+        command = resolve_test_command(workspace, explicit)
+    except TestCommandError as error:
+        return Check("test command", False, str(error))
+    named = f"{command.display} ({command.source})"
+    folder = Path(run_in or workspace)
+    program = command.argv[0]
+    if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
+        return Check("test command", False, f"{named}: {program} is not found on PATH")
+    tools = WorkspaceTools(
+        folder, base_env=base_env, test_command=command, test_timeout_s=timeout_s
+    )
+    try:
+        run = await tools.run_tests()
+    except ToolError as error:
+        return Check("test command", False, str(error))
+    if run.timed_out:
+        return Check("test command", False, f"{named}: timed out after {timeout_s:g}s")
+    if run.exit_code in NOT_RUNNABLE or "No module named pytest" in run.output:
+        last = run.output.strip().splitlines()[-1:] or [f"exit code {run.exit_code}"]
+        return Check("test command", False, f"{named}: {last[0]}")
+    return Check("test command", True, f"{named}: ran, exit code {run.exit_code}, {run.summary}")
+
+
+def check_git_tree(workspace: Path, *, allow_dirty: bool) -> Check:
+    """A git checkout must be clean (or the dirt allowed); other folders are copied."""
+    top = git_checkout_top(workspace)
+    if top is None:
+        return Check("git tree", True, "not a git checkout; the session works in a copy")
+    try:
+        changes = uncommitted(top)
+    except WorkspaceError as error:
+        return Check("git tree", False, str(error))
+    if not changes:
+        return Check("git tree", True, f"{top} is clean")
+    counted = f"{top} has {len(changes)} uncommitted change(s)"
+    if allow_dirty:
+        return Check("git tree", True, f"{counted}, allowed by --allow-dirty")
+    return Check("git tree", False, f"{counted} ({changes[0].strip()}, ...); commit or stash them")
+
+
+async def run_preflight(
+    *,
+    memory_url: str,
+    embedder: Embedder,
+    base_env: Mapping[str, str],
+    workspace: Path | None = None,
+    test_cmd: str | None = None,
+    test_timeout_s: float = 120.0,
+    run_in: Path | None = None,
+    allow_dirty: bool = False,
+    live: bool = False,
+    model: str = "gpt-6-astra",
+    api_key: str | None = None,
+    price_override: Price | None = None,
+) -> list[Check]:
+    """Every check, in the order they are printed: store, model, live, git tree, tests."""
+    checks = [await check_store(memory_url), await check_embedder(embedder)]
+    if live:
+        checks += check_live(model, api_key, price_override)
+    if workspace is not None:
+        checks.append(await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty))
+        checks.append(
+            await check_test_command(
+                workspace, test_cmd, base_env=base_env, timeout_s=test_timeout_s, run_in=run_in
+            )
+        )
+    return checks
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__

@@ -1,0 +1,288 @@
+"""Session workspaces over real git repositories and plain folders made in tmp."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent.session_workspace import (
+    SessionWorkspace,
+    WorkspaceError,
+    git_checkout_top,
+    open_session_workspace,
+    uncommitted,
+)
+from tests.agent.gitrepo import git, isolate_git, repository
+
+
+@pytest.fixture(autouse=True)
+def git_identity(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    isolate_git(tmp_path_factory.mktemp("git"), monkeypatch)
+
+
+def fix(session: SessionWorkspace) -> None:
+    """What a session does: edit a file and add one."""
+    (session.root / "app.py").write_text("def add(a, b):\n    return a + b\n")
+    (session.root / "NOTES.md").write_text("fixed add\n")
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    return repository(tmp_path / "project")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+def branches(checkout: Path) -> list[str]:
+    return git(checkout, "branch", "--format=%(refname:short)").split()
+
+
+# Git checkouts
+
+
+def test_a_session_in_a_checkout_works_in_a_worktree_and_leaves_the_checkout_alone(
+    checkout: Path, data_dir: Path
+):
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+
+    assert session.kind == "worktree" and session.branch == "astra/s1"
+    assert session.root == data_dir.resolve() / "workspaces" / "s1" / "worktree"
+    assert "return a - b" in (checkout / "app.py").read_text()
+    assert not (checkout / "NOTES.md").exists()
+    assert uncommitted(checkout) == []
+    diff = session.diff()
+    assert "-    return a - b\n+    return a + b" in diff
+    assert "new file mode" in diff and "+fixed add" in diff
+
+
+def test_keeping_the_branch_commits_the_fix_and_removes_the_worktree(
+    checkout: Path, data_dir: Path
+):
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+
+    said = session.finish("branch", "Astra: add adds")
+
+    assert said == "kept the changes on branch astra/s1"
+    assert not (data_dir / "workspaces" / "s1").exists()
+    assert "return a + b" in git(checkout, "show", "astra/s1:app.py")
+    assert git(checkout, "log", "-1", "--format=%s%n%an", "astra/s1") == "Astra: add adds\nAstra\n"
+    assert "return a - b" in (checkout / "app.py").read_text()
+    assert git(checkout, "branch", "--show-current").strip() == "main"
+
+
+def test_apply_lands_the_diff_in_the_checkout_and_drops_the_branch(checkout: Path, data_dir: Path):
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+
+    said = session.finish("apply")
+
+    assert said == f"applied the session's changes to {checkout}"
+    assert "return a + b" in (checkout / "app.py").read_text()
+    assert (checkout / "NOTES.md").read_text() == "fixed add\n"
+    assert branches(checkout) == ["main"] and not session.root.exists()
+
+
+def test_apply_refuses_a_diff_that_no_longer_applies_and_keeps_the_branch(
+    checkout: Path, data_dir: Path
+):
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+    (checkout / "app.py").write_text("def add(a, b):\n    return b - a\n")  # meanwhile
+
+    with pytest.raises(
+        WorkspaceError, match=r"does not apply.*kept the changes on branch astra/s1"
+    ):
+        session.finish("apply")
+
+    assert (checkout / "app.py").read_text() == "def add(a, b):\n    return b - a\n"
+    assert not (checkout / "NOTES.md").exists()
+    assert "return a + b" in git(checkout, "show", "astra/s1:app.py")
+
+
+def test_discard_removes_the_worktree_and_the_branch(checkout: Path, data_dir: Path):
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+
+    session.finish("discard")
+
+    assert branches(checkout) == ["main"] and not (data_dir / "workspaces" / "s1").exists()
+    assert "return a - b" in (checkout / "app.py").read_text()
+    assert git(checkout, "worktree", "list").count("\n") == 1
+
+
+@pytest.mark.parametrize("dirt", ["modified", "untracked", "staged"])
+def test_a_dirty_checkout_is_refused(checkout: Path, data_dir: Path, dirt: str):
+    if dirt == "untracked":
+        (checkout / "scratch.py").write_text("x = 1\n")
+    else:
+        (checkout / "app.py").write_text("def add(a, b):\n    return 0\n")
+        if dirt == "staged":
+            git(checkout, "add", "app.py")
+
+    with pytest.raises(WorkspaceError, match=r"1 uncommitted change.*--allow-dirty"):
+        open_session_workspace(checkout, "s1", data_dir)
+
+    assert branches(checkout) == ["main"] and not (data_dir / "workspaces" / "s1").exists()
+
+
+def test_ignored_files_do_not_make_a_checkout_dirty(checkout: Path, data_dir: Path):
+    (checkout / ".venv").mkdir()
+    (checkout / ".venv" / "marker").write_text("")
+
+    assert open_session_workspace(checkout, "s1", data_dir).kind == "worktree"
+
+
+def test_allow_dirty_starts_from_the_checkout_as_it_is(checkout: Path, data_dir: Path):
+    (checkout / "test_app.py").write_text(
+        "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    (checkout / "helper.py").write_text("HELP = 1\n")
+
+    session = open_session_workspace(checkout, "s1", data_dir, allow_dirty=True)
+    fix(session)
+
+    assert "add(2, 3) == 5" in (session.root / "test_app.py").read_text()
+    assert (session.root / "helper.py").read_text() == "HELP = 1\n"
+    diff = session.diff()
+    assert "app.py" in diff and "test_app.py" not in diff and "helper.py" not in diff
+    session.finish("apply")
+    assert "return a + b" in (checkout / "app.py").read_text()
+    assert "add(2, 3) == 5" in (checkout / "test_app.py").read_text()
+
+
+def test_a_workspace_in_a_subfolder_of_a_checkout(checkout: Path, data_dir: Path):
+    (checkout / "service").mkdir()
+    (checkout / "service" / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "service")
+
+    session = open_session_workspace(checkout / "service", "s1", data_dir)
+    fix(session)
+    session.finish("apply")
+
+    assert session.root.name == "service"
+    assert "return a + b" in (checkout / "service" / "app.py").read_text()
+    assert "return a - b" in (checkout / "app.py").read_text()
+
+
+def test_a_checkout_without_a_commit_is_refused(tmp_path: Path, data_dir: Path):
+    (tmp_path / "empty").mkdir()
+    git(tmp_path / "empty", "init", "-q")
+
+    with pytest.raises(WorkspaceError, match="has no commit yet"):
+        open_session_workspace(tmp_path / "empty", "s1", data_dir)
+
+
+# Plain folders, demo templates, in place
+
+
+def plain_project(root: Path) -> Path:
+    root.mkdir()
+    (root / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0")
+    (root / ".venv" / "bin").mkdir(parents=True)
+    (root / ".venv" / "bin" / "python").write_text("")
+    return root
+
+
+def test_a_plain_folder_is_copied_with_its_venv_linked_back(tmp_path: Path, data_dir: Path):
+    source = plain_project(tmp_path / "plain")
+
+    session = open_session_workspace(source, "s1", data_dir)
+    fix(session)
+
+    assert session.kind == "copy" and git_checkout_top(source) is None
+    assert (source / "app.py").read_text() == "def add(a, b):\n    return a - b\n"
+    assert (session.root / ".venv").resolve() == (source / ".venv").resolve()
+    assert not (session.root / "__pycache__").exists()
+    diff = session.diff()
+    assert "+    return a + b" in diff and "NOTES.md" in diff and ".venv" not in diff
+
+
+def test_a_copy_applies_back_to_the_folder(tmp_path: Path, data_dir: Path):
+    source = plain_project(tmp_path / "plain")
+    session = open_session_workspace(source, "s1", data_dir)
+    fix(session)
+
+    session.finish("apply")
+
+    assert (source / "app.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert (source / "NOTES.md").exists() and not (data_dir / "workspaces" / "s1").exists()
+    assert not (source / ".git").exists()
+
+
+def test_a_kept_copy_holds_the_fix_on_its_branch(tmp_path: Path, data_dir: Path):
+    source = plain_project(tmp_path / "plain")
+    session = open_session_workspace(source, "s1", data_dir)
+    fix(session)
+
+    said = session.finish("branch")
+
+    assert said == f"kept the changes on branch astra/s1 in {session.root}"
+    assert "return a + b" in git(session.root, "show", "astra/s1:app.py")
+    assert "return a - b" in (source / "app.py").read_text()
+
+
+def test_a_demo_template_inside_a_checkout_is_copied_not_branched(checkout: Path, data_dir: Path):
+    (checkout / "demo").mkdir()
+    (checkout / "demo" / "app.py").write_text("x = 1\n")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "demo")
+
+    session = open_session_workspace(checkout / "demo", "s1", data_dir, copy=True)
+    (session.root / "app.py").write_text("x = 2\n")
+    session.finish("discard")
+
+    assert session.kind == "copy" and branches(checkout) == ["main"]
+    assert (checkout / "demo" / "app.py").read_text() == "x = 1\n"
+    assert not (data_dir / "workspaces" / "s1").exists()
+
+
+def test_in_place_works_in_the_folder_itself_with_a_warning(tmp_path: Path, data_dir: Path):
+    source = plain_project(tmp_path / "plain")
+
+    session = open_session_workspace(source, "s1", data_dir, in_place=True)
+
+    assert session.root == source.resolve() and session.kind == "in-place"
+    assert "no undo" in (session.warning or "")
+    assert session.diff() is None
+    assert session.finish("discard") == f"the edits were made in place in {source}"
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("session_id", "options", "message"),
+    [
+        ("bad..id", {}, "not a valid git branch name"),
+        ("s1", {"in_place": True, "copy": True}, "always copied"),
+    ],
+)
+def test_bad_requests_are_one_clear_error(
+    checkout: Path, data_dir: Path, session_id: str, options: dict[str, bool], message: str
+):
+    with pytest.raises(WorkspaceError, match=message):
+        open_session_workspace(checkout, session_id, data_dir, **options)
+
+
+def test_a_data_dir_inside_the_workspace_is_refused(tmp_path: Path, checkout: Path):
+    source = plain_project(tmp_path / "plain")
+    (checkout / "service").mkdir()
+
+    with pytest.raises(WorkspaceError, match="lies inside the workspace"):
+        open_session_workspace(source, "s1", source / "data")
+    with pytest.raises(WorkspaceError, match="lies inside the workspace"):
+        open_session_workspace(checkout / "service", "s1", checkout / "data")
+
+
+def test_a_session_id_is_used_once(checkout: Path, data_dir: Path):
+    open_session_workspace(checkout, "s1", data_dir).finish("branch")
+
+    with pytest.raises(WorkspaceError, match="a branch named 'astra/s1' already exists"):
+        open_session_workspace(checkout, "s1", data_dir)

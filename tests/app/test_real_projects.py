@@ -1,0 +1,250 @@
+"""Sessions on real git repositories made in tmp: a project whose tests are a shell script,
+fixed offline by a rehearsal written here, with the user's checkout untouched until apply."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agent.project_tests import resolve_test_command
+from agent.supervisor import EditDecision
+from app.cli import main
+from app.headless_session import HeadlessSupervisor
+from app.options import SessionOptions
+from app.session_builder import build_agent
+from app.settings import Settings
+from memory.store import open_store
+from tests.agent.gitrepo import git, isolate_git
+from tests.agent.responses_server import ResponsesServer
+from tests.fakes import HashEmbedder
+
+BUGGY = "add() { echo $(($1 - $2)); }\n"
+CHECK = (
+    "#!/bin/sh\n. ./calc.sh\n"
+    'if [ "$(add 2 2)" = 4 ]; then echo "1 passed, 0 failed"; '
+    'else echo "0 passed, 1 failed"; exit 1; fi\n'
+)
+EDIT = {"path": "calc.sh", "old_text": "$1 - $2", "new_text": "$1 + $2"}
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    isolate_git(tmp_path, monkeypatch)
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
+    for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def project(tmp_path, data_dir) -> Path:
+    """A git checkout whose tests are a shell script with its own interpreter (#!/bin/sh)."""
+    root = tmp_path / "calc"
+    root.mkdir()
+    (root / "calc.sh").write_text(BUGGY)
+    (root / "check.sh").write_text(CHECK)
+    (root / "check.sh").chmod((root / "check.sh").stat().st_mode | stat.S_IXUSR)
+    (root / ".astra-memory.toml").write_text('test-command = "./check.sh"\n')
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "start")
+    return root
+
+
+def call(name: str, arguments: dict, number: int) -> dict:
+    return {
+        "output": [
+            {
+                "type": "function_call",
+                "call_id": f"c{number}",
+                "name": name,
+                "arguments": json.dumps(arguments),
+            }
+        ]
+    }
+
+
+def final(text: str) -> dict:
+    content = [{"type": "output_text", "text": text}]
+    return {"output": [{"type": "message", "role": "assistant", "content": content}]}
+
+
+def script(tmp_path: Path, project: Path, *turns: dict) -> Path:
+    path = tmp_path / "rehearsal.jsonl"
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    return path
+
+
+def fixing(tmp_path: Path, project: Path) -> Path:
+    outcome = f"{resolve_test_command(project).display} passed with exit code 0 (1 passed)"
+    store = {
+        "fix_description": "add subtracted; it adds now",
+        "error_type": "WrongResult",
+        "file_paths": ["calc.sh"],
+        "outcome": outcome,
+    }
+    search = {"query": "0 passed, 1 failed add", "error_type": None, "top_k": 3}
+    return script(
+        tmp_path,
+        project,
+        call("run_tests", {}, 1),
+        call("search_codebase_memory", search, 2),
+        call("apply_edit", EDIT, 3),
+        call("run_tests", {}, 4),
+        call("store_fix_memory", store, 5),
+        final("add adds."),
+    )
+
+
+def run(capsys, *argv: str) -> tuple[int, list[dict], str]:
+    code = main(["run", *argv, "--json"])
+    out, err = capsys.readouterr()
+    return code, [json.loads(line) for line in out.splitlines() if line.startswith("{")], err
+
+
+def test_a_shell_project_is_fixed_on_its_branch_and_the_checkout_untouched(
+    capsys, tmp_path, project, data_dir, real_embedder
+):
+    rehearsal = fixing(tmp_path, project)
+    code, events, err = run(
+        capsys, "--workspace", str(project), "--replay", str(rehearsal), "--store", "yes"
+    )
+    report = events[-1]
+    assert code == 0, err
+    assert report["status"] == "completed" and len(report["stored_memory_ids"]) == 1
+    assert report["test_command"] == {"command": "./check.sh", "source": ".astra-memory.toml"}
+    assert report["edits_approved"] == 1 and report["edits_rejected"] == 0
+    branch = report["branch"]
+    assert branch.startswith("astra/")
+    assert (project / "calc.sh").read_text() == BUGGY  # the user's checkout: untouched
+    assert git(project, "status", "--porcelain") == ""
+    assert "$1 + $2" in git(project, "show", f"{branch}:calc.sh")  # the branch holds the fix
+    assert f"kept the changes on branch {branch}" in err
+    assert main(["memory", "show", report["stored_memory_ids"][0], "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    record = record.get("record", record)
+    evidence = record["evidence"]
+    assert (evidence["exit_code"], evidence["failing"]["exit_code"]) == (0, 1)
+    assert evidence["source"] == ".astra-memory.toml"
+    assert "0 passed, 1 failed" in evidence["failing"]["output_excerpt"]
+    assert record["diff"].startswith("diff --git a/calc.sh b/calc.sh")  # git's diff
+
+
+def test_apply_brings_the_fix_into_the_checkout(capsys, tmp_path, project, real_embedder):
+    rehearsal = fixing(tmp_path, project)
+    argv = ("--workspace", str(project), "--replay", str(rehearsal), "--store", "no")
+    code, _events, err = run(capsys, *argv, "--on-success", "apply")
+    assert code == 0, err
+    assert "$1 + $2" in (project / "calc.sh").read_text()
+    assert git(project, "branch", "--list", "astra/*") == ""  # applied: the branch is gone
+
+
+def test_a_dirty_tree_is_refused(capsys, tmp_path, project, data_dir):
+    (project / "calc.sh").write_text(BUGGY + "# work in progress\n")
+    rehearsal = fixing(tmp_path, project)
+    code, events, err = run(capsys, "--workspace", str(project), "--replay", str(rehearsal))
+    assert code == 2 and events == []
+    assert "uncommitted change(s)" in err and "--allow-dirty" in err
+    assert not (data_dir / "workspaces").exists() or not any((data_dir / "workspaces").iterdir())
+
+
+def test_already_green_tests_store_nothing(capsys, tmp_path, project, real_embedder):
+    (project / "calc.sh").write_text(BUGGY.replace("-", "+"))
+    git(project, "commit", "-qam", "fixed by hand")
+    rehearsal = script(tmp_path, project, call("run_tests", {}, 1), final("Nothing to fix."))
+    code, events, err = run(
+        capsys, "--workspace", str(project), "--replay", str(rehearsal), "--store", "yes"
+    )
+    report = events[-1]
+    assert code == 0, err
+    assert report["status"] == "nothing-to-fix" and report["stored_memory_ids"] == []
+    answered = [e for e in events if e["event"] == "tool_answered"]
+    assert "the tests already pass before any edit" in answered[0]["output"]
+    assert git(project, "branch", "--list", "astra/*") == ""  # no edit: nothing kept
+
+
+async def test_a_rejected_edit_reaches_the_model_as_an_error(tmp_path, project, data_dir):
+    rehearsal = script(
+        tmp_path,
+        project,
+        call("run_tests", {}, 1),
+        call("search_codebase_memory", {"query": "add", "error_type": None, "top_k": 3}, 2),
+        call("apply_edit", EDIT, 3),
+        final("The operator rejected the edit."),
+    )
+    asked = []
+
+    def refuse(proposal):
+        asked.append(proposal)
+        return EditDecision(False, "too  broad\n")
+
+    settings = Settings.from_environment()
+    store = open_store(f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+    events: list = []
+    agent = build_agent(
+        settings,
+        SessionOptions(replay=rehearsal, edits="ask"),
+        workspace=project,
+        store=store,
+        supervisor=HeadlessSupervisor(approve_live_cost=False, store="no", ask_edit=refuse),
+        emit=events.append,
+        session_id="reject-test",
+        embedder=HashEmbedder(),
+        operator_present=True,
+    )
+    report = await agent.run("fix it")
+    await store.close()
+    answers = {e.call_id: e.output for e in events if e.event == "tool_answered"}
+    assert answers["c3"] == "ERROR: operator rejected: too broad"
+    assert "-add() { echo $(($1 - $2)); }" in asked[0].diff
+    assert (report.edits_approved, report.edits_rejected) == (0, 1)
+    assert (agent.tools.root / "calc.sh").read_text() == BUGGY
+
+
+def test_an_unreachable_store_stops_the_session_before_any_request(
+    capsys, project, monkeypatch, real_embedder
+):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+    with ResponsesServer() as server:
+        code, events, err = run(
+            capsys,
+            *("--workspace", str(project), "--live", "--approve-live-cost"),
+            *("--base-url", server.base_url, "--memory", "vectorai://127.0.0.1:1"),
+        )
+        assert server.requests == []
+    assert code == 2
+    assert "preflight failed" in err and "store" in err
+    assert not [e for e in events if e["event"] == "model_requested"]
+
+
+def test_doctor_prints_one_line_per_check_and_exits_2_on_a_failure(capsys, project, real_embedder):
+    assert main(["doctor", "--workspace", str(project)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0].split(maxsplit=1) for line in lines] == [
+        ["ok", "store"],
+        ["ok", "embedding model"],
+        ["ok", "git tree"],
+        ["ok", "test command"],
+    ]
+    (project / "calc.sh").write_text("changed\n")
+    assert main(["doctor", "--workspace", str(project)]) == 2
+    assert "FAILED git tree" in capsys.readouterr().out
+
+
+async def test_a_src_layout_project_imports_the_session_s_sources(tmp_path, data_dir):
+    """A project installed -e in its own venv would import the user's checkout; the
+    session's src comes first on PYTHONPATH."""
+    root = tmp_path / "srcproj"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "__init__.py").write_text("")
+    from agent.project_tests import TestCommand
+    from agent.workspace import WorkspaceTools
+
+    command = TestCommand(("python3", "-c", "import pkg; print(pkg.__file__)"), "print pkg", "flag")
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": "/elsewhere"}
+    run = await WorkspaceTools(root, base_env=env, test_command=command).run_tests()
+    assert run.output.strip() == str(root.resolve() / "src" / "pkg" / "__init__.py")
