@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.counts import counts_text
 from agent.project_tests import OURS, TestCommand, read_counts
+from memory.records import counts_text
 from memory.safety import scrub_environment
 
 MAX_READ_BYTES = 256 * 1024

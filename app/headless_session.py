@@ -17,9 +17,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent import events as ev
-from agent.counts import counts_text
 from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 from app.console import make_console
+from memory.records import counts_text
 
 StorePolicy = Literal["ask", "yes", "no"]
 

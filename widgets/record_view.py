@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 def record_renderable(
     record: MemoryRecord, nearest: Sequence[MemorySearchResult] | None = None
 ) -> RenderableType:
-    from agent.counts import counts_text  # loaded with the record, not the first frame
+    from memory.records import counts_text  # loaded with the record, not the first frame
 
     flagged = "bold white on red" if record.flags else "bold"
 

@@ -47,7 +47,7 @@ class TestOutputLog(PaneLog):
         self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
-        from agent.counts import counts_text  # loaded by now: a test ran
+        from memory.records import counts_text  # loaded by now: a test ran
 
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
 

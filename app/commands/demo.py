@@ -127,7 +127,7 @@ async def verify_against_original_tests(session: FinishedSession, fresh: Path) -
 
 
 def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None, url: str) -> int:
-    from agent.counts import counts_text  # loaded by now: the sessions ran
+    from memory.records import counts_text  # loaded by now: the sessions ran
 
     table = Table("session", "requests", "tool calls", "memory matches", "tests", "stored", "cost")
 

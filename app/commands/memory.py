@@ -16,13 +16,12 @@ from rich.progress import Progress
 from rich.syntax import Syntax
 from rich.table import Table
 
-from agent.counts import counts_text
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
 from memory.embedder import shared_embedder
 from memory.evaluation import evaluate, fix_text_baseline, parse_queries
-from memory.records import MemoryRecord, utc_now
+from memory.records import MemoryRecord, counts_text, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
 from memory.transfer import export_lines, import_records, migrate, parse_import

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def report_line(report: ev.SessionReport) -> str:
-    from agent.counts import counts_text  # loaded by now: a session ended
+    from memory.records import counts_text  # loaded by now: a session ended
 
     tests = counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
     return (
