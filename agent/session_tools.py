@@ -266,9 +266,10 @@ class SessionTools:
             )
         )
         approved = await self.supervisor.confirm_store(StoreProposal(record, nearest))
-        self.emit(ev.StoreDecided(memory_id=record.memory_id, approved=approved))
         if not approved:
+            self.emit(ev.StoreDecided(memory_id=record.memory_id, approved=False))
             return "DECLINED: the operator chose not to store this fix; nothing was written."
-        memory_id = await self.memory.commit(record)
+        memory_id = await self.memory.commit(record)  # "stored" only once it is committed
         self.stored.append(memory_id)
+        self.emit(ev.StoreDecided(memory_id=memory_id, approved=True))
         return json.dumps({"stored": True, "memory_id": memory_id})

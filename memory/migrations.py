@@ -9,6 +9,7 @@ a shipped migration: a database that already ran it will not run it again. Add t
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -105,9 +106,36 @@ def m001_records_keywords_audit(conn: sqlite3.Connection) -> None:
 LATEST_VERSION = len(MIGRATIONS)
 
 
+def describe_error(exc: sqlite3.Error, path: Path) -> str:
+    """What went wrong with the database at `path`, in words that say what to do: a full
+    disk and a read-only file are not damage, and only a file that is not SQLite is "not a
+    database"."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL:
+        return f"memory database {path}: disk full ({exc}); free some space and try again"
+    if code == sqlite3.SQLITE_READONLY or _read_only_filesystem(path):
+        return f"memory database {path} is read-only ({exc}); it was not changed"
+    if code == sqlite3.SQLITE_NOTADB:
+        return f"{path} is not a memory database ({exc})"
+    return f"memory database {path}: {exc}"
+
+
+def _read_only_filesystem(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def open_database(path: Path) -> sqlite3.Connection:
     """Open (or create) the memory database at `path` in WAL mode with its schema up to
-    date; a file that is not ours is refused untouched."""
+    date; a file that is not ours is refused untouched. Writes are synchronous=FULL: a
+    commit is on disk before we say "stored"."""
+    if str(path) in {":memory:", ""} or str(path).startswith("file::memory:"):
+        raise MemoryStoreError(
+            "sqlite:///:memory: is not supported: memory must outlive the process; "
+            "name a file, e.g. sqlite:///memory.sqlite3"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -122,7 +150,7 @@ def open_database(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         if conn is not None:
             conn.close()
-        raise MemoryStoreError(f"{path} is not a memory database ({exc})") from exc
+        raise MemoryStoreError(describe_error(exc, path)) from exc
     if tables and SCHEMA_TABLE not in tables:
         conn.close()
         raise MemoryStoreError(
@@ -130,11 +158,11 @@ def open_database(path: Path) -> sqlite3.Connection:
         )
     try:
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA synchronous = FULL")
         migrate(conn, str(path))
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise MemoryStoreError(f"cannot open memory database {path}: {exc}") from exc
+        raise MemoryStoreError(describe_error(exc, path)) from exc
     return conn
 
 

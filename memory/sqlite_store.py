@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +35,34 @@ from memory.records import (
 from memory.vector_index import VectorIndex
 
 T = TypeVar("T")
+
+
+class CorruptRecordWarning(UserWarning):
+    """A row whose vector or JSON cannot be read: skipped, the other rows still served."""
+
+
+def _skip(memory_id: str, what: str) -> None:
+    warnings.warn(f"skipping memory record {memory_id}: {what}", CorruptRecordWarning, stacklevel=2)
+
+
+def _readable_vectors(
+    rows: Iterable[tuple[str, str, str, float | None, bytes]],
+) -> Iterator[tuple[str, str, str, float | None, bytes]]:
+    for row in rows:
+        blob = row[4]
+        if isinstance(blob, bytes) and len(blob) == EMBEDDING_DIMENSION * 4:
+            yield row
+        else:
+            _skip(row[0], "its vector is not 384 float32 values")
+
+
+def _record(memory_id: str, body: object) -> MemoryRecord | None:
+    """The row's record, or None (with a warning naming it) if its JSON does not parse."""
+    try:
+        return MemoryRecord.model_validate_json(body)  # type: ignore[arg-type]
+    except (ValueError, TypeError) as exc:
+        _skip(memory_id, f"its record_json is unreadable ({type(exc).__name__})")
+        return None
 
 
 def _vector_blob(vector: np.ndarray) -> bytes:
@@ -70,7 +99,7 @@ class SQLiteMemoryStore:
             try:
                 return function(*args)
             except sqlite3.DatabaseError as exc:
-                raise MemoryStoreError(f"memory database {self.path}: {exc}") from exc
+                raise MemoryStoreError(migrations.describe_error(exc, self.path)) from exc
 
     def _write(self, statements: Callable[[sqlite3.Connection], T]) -> T:
         """Run `statements` as one IMMEDIATE transaction; all of it lands or none does."""
@@ -80,7 +109,10 @@ class SQLiteMemoryStore:
             result = statements(self._conn)
             self._conn.execute("COMMIT")
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk does): a failing ROLLBACK
+            # must not hide the error that caused it.
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             self._data_version = None  # our view may be stale; reload on next use
             raise
         return result
@@ -93,7 +125,7 @@ class SQLiteMemoryStore:
         rows = self._conn.execute(
             "SELECT memory_id, scope, error_type_key, expires_epoch, embedding FROM memories"
         )
-        self._index.reload(rows)
+        self._index.reload(_readable_vectors(rows))
         self._data_version = version
 
     # -- writes ------------------------------------------------------------------------
@@ -195,7 +227,7 @@ class SQLiteMemoryStore:
         row = self._conn.execute(
             "SELECT record_json FROM memories WHERE memory_id = ?", (memory_id,)
         ).fetchone()
-        return MemoryRecord.model_validate_json(row[0]) if row else None
+        return _record(memory_id, row[0]) if row else None
 
     async def list_records(
         self, *, scope: str | None = None, limit: int | None = None
@@ -204,11 +236,12 @@ class SQLiteMemoryStore:
 
     def _list_records(self, scope: str | None, limit: int | None) -> list[MemoryRecord]:
         rows = self._conn.execute(
-            "SELECT record_json FROM memories WHERE (?1 IS NULL OR scope = ?1) "
+            "SELECT memory_id, record_json FROM memories WHERE (?1 IS NULL OR scope = ?1) "
             "ORDER BY timestamp DESC, id DESC LIMIT ?2",
             (scope, -1 if limit is None else limit),
         )
-        return [MemoryRecord.model_validate_json(row[0]) for row in rows]
+        records = (_record(memory_id, body) for memory_id, body in rows)
+        return [record for record in records if record is not None]
 
     async def count(self) -> int:
         return await self._run(
@@ -251,8 +284,10 @@ class SQLiteMemoryStore:
             conn.execute("SELECT error_type, count(*) FROM memories GROUP BY error_type")
         )
         flagged, imported = conn.execute(
-            "SELECT count(*) FILTER (WHERE json_array_length(record_json, '$.flags') > 0), "
-            "count(*) FILTER (WHERE record_json ->> '$.provenance' = 'imported') FROM memories"
+            "SELECT count(*) FILTER (WHERE CASE WHEN json_valid(record_json) "
+            "THEN json_array_length(record_json, '$.flags') > 0 END), "
+            "count(*) FILTER (WHERE CASE WHEN json_valid(record_json) "
+            "THEN record_json ->> '$.provenance' = 'imported' END) FROM memories"
         ).fetchone()
         expired = conn.execute(
             "SELECT count(*) FROM memories WHERE expires_epoch <= ?", (now.timestamp(),)
@@ -307,12 +342,17 @@ class SQLiteMemoryStore:
                 return []
             by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
             fused = ranking.fuse([[memory_id for memory_id, _ in by_vector], by_keyword])
+            fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
             cosine.update(self._index.similarities(query, missing))
             best = ranking.best_fused(fused, cosine, min_score, top_k)
             records = self._records(best)
-            return ranking.ranked((records[memory_id], cosine[memory_id]) for memory_id in best)
+            return ranking.ranked(
+                (records[memory_id], cosine[memory_id])
+                for memory_id in best
+                if memory_id in records
+            )
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -358,7 +398,8 @@ class SQLiteMemoryStore:
             f"WHERE memory_id IN ({','.join('?' * len(memory_ids))})",
             memory_ids,
         )
-        return {memory_id: MemoryRecord.model_validate_json(body) for memory_id, body in rows}
+        records = {memory_id: _record(memory_id, body) for memory_id, body in rows}
+        return {memory_id: record for memory_id, record in records.items() if record}
 
     async def close(self) -> None:
         with self._lock:

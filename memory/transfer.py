@@ -1,27 +1,37 @@
 """Export and import of memory records as JSONL, and migration between two stores.
 
-Export writes each record's full JSON, one per line. Import takes that format (ids kept)
-or minimal post-mortem records; every line is parsed and checked before anything is
-embedded, and everything is written in one transaction, so a bad line or a killed
-process leaves the database as it was. Migration copies every record with its id, so
-running it again replaces rather than duplicates.
+Export writes each record's full JSON, one per line, into a temporary file beside the
+target that is fsynced and renamed into place: a failed export leaves the old file as it
+was, and the database or its sidecars are never a target. Import takes that format (ids
+kept) or minimal post-mortem records; every line is parsed and put through the limits of a
+live store before anything is embedded, a line claiming test-confirmed must carry passing
+evidence, and a test-confirmed record is never replaced by a weaker one (the conflict is
+reported). Everything is written in one transaction, so a bad line or a killed process
+leaves the database as it was. Migration copies every record with its id, so running it
+again replaces rather than duplicates. Lines are split on "\n" alone: U+2028 and U+0085 are
+characters inside a record, not line ends.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 from pydantic import ValidationError
 
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError
-from memory.records import MemoryRecord
+from memory.records import MemoryRecord, TestEvidence
 from memory.safety import sanitize_record
 from memory.service import (
+    MAX_DIFF_CHARS,
     MAX_ERROR_TYPE_CHARS,
     MAX_FIX_CHARS,
     MAX_OUTCOME_CHARS,
@@ -37,11 +47,124 @@ IMPORTED_OUTCOME = "imported from a post-mortem; not confirmed by a test run"
 _MINIMAL_REQUIRED = {"fix_description", "error_type", "file_paths"}
 _MINIMAL_OPTIONAL = {"memory_id", "symptom", "outcome", "scope"}
 EMBED_BATCH = 64
+MAX_SCOPE_CHARS = 200
+MAX_EVIDENCE_COMMAND_CHARS = 2_000
+MAX_EVIDENCE_OUTPUT_CHARS = 8_000
+SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
 async def export_lines(store: MemoryStore, scope: str | None = None) -> AsyncIterator[str]:
     for record in reversed(await store.list_records(scope=scope)):
         yield record.model_dump_json()
+
+
+def split_lines(text: str) -> list[str]:
+    """JSONL lines: split on "\n" only (a "\r" before it is JSON whitespace)."""
+    return text.split("\n")
+
+
+def refuse_database_target(out: Path, database: Path | None) -> None:
+    """Refuse an export target that is (through any symlink) the database or a sidecar."""
+    if database is None:
+        return
+    target = out.resolve()
+    for suffix in SIDECAR_SUFFIXES:
+        if target == Path(f"{database.resolve()}{suffix}"):
+            raise MemoryValidationError(
+                f"refusing to export over {out}: it is the memory database"
+                + (f"'s {suffix[1:]} file" if suffix else "")
+            )
+
+
+async def export_to_file(
+    store: MemoryStore, out: Path, database: Path | None, scope: str | None = None
+) -> int:
+    """Write the export to `out` atomically: a temporary file in the same folder, fsynced
+    and renamed over the target (a symlinked target keeps its link). Returns the count."""
+    refuse_database_target(out, database)
+    target = out.resolve()
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, or removed on failure
+        "w",
+        encoding="utf-8",
+        newline="\n",
+        dir=target.parent,
+        prefix=f".{target.name}.",
+        suffix=".tmp",
+        delete=False,
+    )
+    count = 0
+    try:
+        with handle:
+            async for line in export_lines(store, scope=scope):
+                handle.write(line + "\n")
+                count += 1
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, target)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    _fsync_folder(target.parent)
+    return count
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def check_evidence(evidence: TestEvidence | None) -> TestEvidence:
+    """Evidence a test-confirmed record must carry: a named command that exited 0 with at
+    least one test passing and none failing, within the size limits."""
+    if evidence is None:
+        raise MemoryValidationError("claims test-confirmed but carries no evidence")
+    required_text(evidence.command, "evidence.command", MAX_EVIDENCE_COMMAND_CHARS)
+    if evidence.exit_code != 0 or evidence.failed != 0 or evidence.passed < 1:
+        raise MemoryValidationError(
+            f"claims test-confirmed but its evidence is not a passing run (exit "
+            f"{evidence.exit_code}, {evidence.passed} passed, {evidence.failed} failed)"
+        )
+    if len(evidence.output_excerpt) > MAX_EVIDENCE_OUTPUT_CHARS:
+        raise MemoryValidationError(
+            f"evidence.output_excerpt is {len(evidence.output_excerpt)} characters; "
+            f"the limit is {MAX_EVIDENCE_OUTPUT_CHARS}"
+        )
+    return evidence
+
+
+def _full_record(data: dict[str, object]) -> MemoryRecord:
+    """A full-format line, held to the limits and the evidence rule of a live store."""
+    record = MemoryRecord.model_validate(data)
+    required_text(record.scope, "scope", MAX_SCOPE_CHARS)
+    required_text(record.fix_description, "fix_description", MAX_FIX_CHARS)
+    required_text(record.error_type, "error_type", MAX_ERROR_TYPE_CHARS)
+    required_text(record.outcome, "outcome", MAX_OUTCOME_CHARS)
+    required_text(record.session_id, "session_id", 200)
+    clean_paths(list(record.file_paths))
+    if len(record.symptom) > MAX_QUERY_CHARS:
+        raise MemoryValidationError(
+            f"symptom is {len(record.symptom)} characters; the limit is {MAX_QUERY_CHARS}"
+        )
+    if len(record.diff) > MAX_DIFF_CHARS:
+        raise MemoryValidationError(
+            f"diff is {len(record.diff)} characters; the limit is {MAX_DIFF_CHARS}"
+        )
+    try:
+        uuid.UUID(record.memory_id)
+    except ValueError as exc:
+        raise MemoryValidationError(f"memory_id {record.memory_id!r} is not a UUID") from exc
+    if record.provenance == "test-confirmed":
+        check_evidence(record.evidence)
+    return sanitize_record(record)
 
 
 def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) -> MemoryRecord:
@@ -51,7 +174,7 @@ def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) 
     missing = _MINIMAL_REQUIRED - set(data)
     if missing:
         raise MemoryValidationError(f"missing field(s) {', '.join(sorted(missing))}")
-    scope = required_text(data.get("scope", default_scope), "scope", 200)
+    scope = required_text(data.get("scope", default_scope), "scope", MAX_SCOPE_CHARS)
     fix = required_text(data["fix_description"], "fix_description", MAX_FIX_CHARS)
     error = required_text(data["error_type"], "error_type", MAX_ERROR_TYPE_CHARS)
     paths = clean_paths(data["file_paths"])
@@ -90,7 +213,7 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
             if not isinstance(data, dict):
                 raise MemoryValidationError("expected a JSON object")
             if "session_id" in data and "timestamp" in data:
-                record = sanitize_record(MemoryRecord.model_validate(data))
+                record = _full_record(data)
             else:
                 record = _minimal_record(data, default_scope, now)
         except json.JSONDecodeError as exc:
@@ -105,21 +228,41 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
     return list(records.values())
 
 
+@dataclass
+class ImportResult:
+    """What an import wrote, and the ids it kept as they were (a test-confirmed record in
+    the store that an imported, untested line would have replaced)."""
+
+    written: int = 0
+    conflicts: list[str] = field(default_factory=list)
+
+
 async def import_records(
     store: MemoryStore,
     embedder: Embedder,
     records: list[MemoryRecord],
     progress: Callable[[int, int], None] = lambda done, total: None,
-) -> int:
-    """Embed every record, then write them all in one transaction. Returns the count."""
-    records = [r.model_copy(update={"embedding_model": embedder.model_name}) for r in records]
+) -> ImportResult:
+    """Embed every record that may be written, then write them all in one transaction."""
+    result = ImportResult()
+    kept: list[MemoryRecord] = []
+    for record in records:
+        existing = await store.get(record.memory_id)
+        weaker = record.provenance != "test-confirmed"
+        if existing is not None and existing.provenance == "test-confirmed" and weaker:
+            result.conflicts.append(record.memory_id)
+        else:
+            kept.append(record)
+    records = [r.model_copy(update={"embedding_model": embedder.model_name}) for r in kept]
     vectors: list[np.ndarray] = []
     for start in range(0, len(records), EMBED_BATCH):
         batch = records[start : start + EMBED_BATCH]
         vectors.extend(await embedder.embed_many([record.embedding_text() for record in batch]))
         progress(start + len(batch), len(records))
-    await store.upsert_many(list(zip(records, vectors, strict=True)))
-    return len(records)
+    if records:
+        await store.upsert_many(list(zip(records, vectors, strict=True)))
+    result.written = len(records)
+    return result
 
 
 async def migrate(

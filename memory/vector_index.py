@@ -35,6 +35,9 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._row_of
+
     @property
     def nbytes(self) -> int:
         """Bytes held by the vector buffer (allocated, not only used)."""

@@ -24,7 +24,14 @@ from memory.evaluation import evaluate, fix_text_baseline, parse_queries
 from memory.records import MemoryRecord, counts_text, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
-from memory.transfer import export_lines, import_records, migrate, parse_import
+from memory.transfer import (
+    export_lines,
+    export_to_file,
+    import_records,
+    migrate,
+    parse_import,
+    split_lines,
+)
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -221,24 +228,31 @@ async def memory_stats(args: argparse.Namespace, settings: Settings, store: Memo
 
 
 async def memory_export(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
-    count = 0
-    try:
+    if args.out:
+        count = await export_to_file(store, Path(args.out), _database_file(store), args.scope)
+    else:
+        count = 0
         async for line in export_lines(store, scope=args.scope):
-            out.write(line + "\n")
+            sys.stdout.write(line + "\n")
             count += 1
-    finally:
-        if args.out:
-            out.close()
-    err_console.print(f"exported {count} record(s)" + (f" to {args.out}" if args.out else ""))
+    err_console.print(
+        f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
+    )
     return 0
 
 
+def _database_file(store: MemoryStore) -> Path | None:
+    """The file an embedded store keeps its records in; None for a server."""
+    path = getattr(store, "path", None)
+    return Path(path) if path is not None else None
+
+
 def _read_lines(name: str) -> list[str]:
+    """A JSONL file's lines, split on "\\n" alone so U+2028 and U+0085 stay inside a line."""
     if name == "-":
-        return sys.stdin.read().splitlines()
+        return split_lines(sys.stdin.read())
     try:
-        return Path(name).read_text(encoding="utf-8").splitlines()
+        return split_lines(Path(name).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read {name}: {exc}") from exc
 
@@ -250,20 +264,27 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
     present = {r.memory_id for r in records if await store.get(r.memory_id) is not None}
     with Progress(console=err_console, transient=True) as progress:
         task = progress.add_task("embedding", total=len(records))
-        count = await import_records(
+        result = await import_records(
             store,
             _embedder(settings),
             records,
             lambda done, total: progress.update(task, completed=done),
         )
-    imported = sum(r.provenance == "imported" for r in records)
-    new = len({r.memory_id for r in records} - present)
+    conflicts = set(result.conflicts)
+    written = [r for r in records if r.memory_id not in conflicts]
+    imported = sum(r.provenance == "imported" for r in written)
+    updated = len(present - conflicts)
     console.print(
-        f"imported {count} record(s) into {escape(store.url)}: {new} new, "
-        f"{len(present)} already present"
-        + (" (updated in place)" if present else "")
+        f"imported {result.written} record(s) into {escape(store.url)}: "
+        f"{result.written - updated} new, {updated} already present"
+        + (" (updated in place)" if updated else "")
         + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
     )
+    for memory_id in result.conflicts:
+        err_console.print(
+            f"conflict: {memory_id} is test-confirmed in the store; the untested line for it "
+            "was not imported"
+        )
     return 0
 
 

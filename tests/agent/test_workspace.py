@@ -20,8 +20,13 @@ from agent.workspace import (
 )
 from memory.safety import scrub_environment
 
-# Child pytest runs skip third-party plugins so they start fast.
-BASE_ENV = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+# Child pytest runs skip third-party plugins so they start fast (passed by name: the child's
+# environment is an allowlist).
+BASE_ENV = {
+    **os.environ,
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    "ASTRA_TEST_ENV_PASS": "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+}
 
 
 def write(root: Path, relative: str, text: str) -> Path:
@@ -331,16 +336,24 @@ async def test_run_tests_hides_secrets_from_the_tests(workspace):
         import os
 
         def test_environment():
-            for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD"):
+            for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASS", "REDIS_URL",
+                         "SENTRY_DSN", "STRIPE_LIVE", "HF_HUB", "MY_AWS", "UNNAMED"):
                 assert name not in os.environ
             assert os.environ["VISIBLE_SETTING"] == "kept"
             assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
         """,
     )
     base_env = BASE_ENV | {
+        "ASTRA_TEST_ENV_PASS": "PYTEST_DISABLE_PLUGIN_AUTOLOAD,VISIBLE_SETTING",
         "OPENAI_API_KEY": "sk-test",
         "GITHUB_TOKEN": "ghp-test",
-        "DB_PASSWORD": "hunter2",
+        "DB_PASS": "hunter2",
+        "REDIS_URL": "redis://:pw@cache:6379",
+        "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
+        "STRIPE_LIVE": "sk_live_abcdefghijklmnopqrstuvwx",
+        "HF_HUB": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
+        "MY_AWS": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "UNNAMED": "nothing secret, but not asked for",
         "VISIBLE_SETTING": "kept",
     }
     tools = WorkspaceTools(workspace, base_env=base_env, test_timeout_s=30)
@@ -388,28 +401,52 @@ async def test_run_tests_reports_a_command_that_cannot_start(workspace):
 # Pure helpers
 
 
-def test_scrub_environment_drops_keys_secrets_tokens_and_passwords():
+def test_scrub_environment_keeps_only_the_core_allowlist():
     env = {
-        "OPENAI_API_KEY": "sk",
-        "github_token": "t",
-        "Aws_Secret_Access_Key": "s",
-        "DB_PASSWORD": "p",
         "PATH": "/usr/bin",
         "HOME": "/home/dev",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": "/tmp",
+        "TERM": "xterm",
+        "VIRTUAL_ENV": "/home/dev/.venv",
+        # what the issue found kept, and more that no pattern would call secret
+        "DB_PASS": "hunter2",
+        "REDIS_URL": "redis://:pw@cache:6379",
+        "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
+        "STRIPE_LIVE": "sk_live_abcdefghijklmnopqrstuvwx",
+        "HF_HUB": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
+        "MY_AWS": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "OPENAI_API_KEY": "sk",
+        "PLAIN_URL": "https://example.com/docs",
     }
 
-    assert scrub_environment(env) == {"PATH": "/usr/bin", "HOME": "/home/dev"}
+    kept = scrub_environment(env)
+
+    assert kept == {
+        name: env[name]
+        for name in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TERM", "VIRTUAL_ENV")
+    }
     assert "OPENAI_API_KEY" in env  # a copy; the input is untouched
 
 
-def test_scrub_environment_drops_secret_values_under_innocent_names():
+def test_scrub_environment_passes_what_the_user_names():
     env = {
-        "DATABASE_URL": "postgresql://app:hunter2@db:5432/orders",
-        "AUTH_HEADER": "Bearer abcdefghijklmnop",
-        "GCP_CREDENTIALS": "/secrets/gcp.json",
-        "PLAIN_URL": "https://example.com/docs",
+        "PATH": "/usr/bin",
+        "ASTRA_TEST_ENV_PASS": " DATABASE_URL, PYTEST_* ,",
+        "DATABASE_URL": "postgresql://localhost/test",
+        "PYTEST_ADDOPTS": "-x",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "DATABASE_URL_ADMIN": "postgresql://admin:pw@localhost/test",
+        "OPENAI_API_KEY": "sk",
     }
-    assert scrub_environment(env) == {"PLAIN_URL": "https://example.com/docs"}
+
+    assert scrub_environment(env) == {
+        "PATH": "/usr/bin",
+        "DATABASE_URL": "postgresql://localhost/test",
+        "PYTEST_ADDOPTS": "-x",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
 
 
 @pytest.mark.parametrize("name", [".env", ".env.local", "deploy/id_rsa", "certs/server.pem"])

@@ -144,6 +144,53 @@ def test_export_then_import_elsewhere_keeps_ids_and_fields(capsys, tmp_path, dat
     assert comparable(before) == comparable(after)
 
 
+@pytest.mark.parametrize("target", ["memory.sqlite3", "memory.sqlite3-wal", "link.jsonl"])
+def test_export_never_writes_over_the_database(capsys, tmp_path, data_dir, target):
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    (data_dir / "link.jsonl").symlink_to(data_dir / "memory.sqlite3")
+    size = (data_dir / "memory.sqlite3").stat().st_size
+
+    code, _, err = run(capsys, "memory", "export", "--out", str(data_dir / target))
+
+    assert code == 1 and "refusing to export over" in one_error_line(err)
+    assert (data_dir / "memory.sqlite3").stat().st_size == size
+    assert record_count(data_dir) == 1
+
+
+def test_a_record_with_line_separators_exports_and_imports_back(capsys, tmp_path, data_dir):
+    row = {**MINIMAL, "fix_description": "Split on \\n only:\u2028 and \u0085 are text."}
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", row)))
+    exported = tmp_path / "export.jsonl"
+    assert run(capsys, "memory", "export", "--out", str(exported))[0] == 0
+    other = f"sqlite:///{tmp_path / 'other.sqlite3'}"
+
+    assert run(capsys, "memory", "import", str(exported), "--memory", other)[0] == 0
+
+    after = json.loads(run(capsys, "memory", "list", "--json", "--memory", other)[1])
+    assert after[0]["fix_description"] == row["fix_description"]
+
+
+def test_an_import_conflict_is_reported_and_the_record_kept(capsys, tmp_path, data_dir):
+    confirmed = {
+        "memory_id": "0d5e4bb0-3d9e-5a8e-9c55-7a1b2c3d4e5f",
+        "scope": "default",
+        **MINIMAL,
+        "outcome": "pytest passed with exit code 0 (1 passed)",
+        "session_id": "s1",
+        "timestamp": "2025-01-02T00:00:00+00:00",
+        "evidence": {"command": "pytest", "exit_code": 0, "passed": 1, "failed": 0},
+    }
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "a.jsonl", confirmed)))
+    weaker = {**MINIMAL, "memory_id": confirmed["memory_id"], "fix_description": "other"}
+
+    code, out, err = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "b.jsonl", weaker)))
+
+    assert code == 0 and "imported 0 record(s)" in out
+    assert f"conflict: {confirmed['memory_id']} is test-confirmed" in err
+    kept = json.loads(run(capsys, "memory", "show", confirmed["memory_id"], "--json")[1])
+    assert kept["provenance"] == "test-confirmed" and kept["evidence"]["passed"] == 1
+
+
 def test_export_to_stdout_is_jsonl(capsys, tmp_path, data_dir):
     run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
     code, out, err = run(capsys, "memory", "export")

@@ -38,9 +38,11 @@ def process_embedder():
 
 
 def misbehaving(tmp_path: Path, startup: str, **env: str) -> ProcessEmbedder:
-    """An embedder whose child runs `startup` first (a sitecustomize on its PYTHONPATH)."""
+    """An embedder whose child runs `startup` first (a sitecustomize on its PYTHONPATH,
+    passed through the child's environment allowlist by name)."""
     (tmp_path / "sitecustomize.py").write_text(startup, encoding="utf-8")
-    return ProcessEmbedder(env={**os.environ, "PYTHONPATH": str(tmp_path), **env})
+    passed = {"PYTHONPATH": str(tmp_path), "ASTRA_TEST_ENV_PASS": "PYTHONPATH"}
+    return ProcessEmbedder(env={**os.environ, **passed, **env})
 
 
 def loading_in_a_thread(embedder: ProcessEmbedder) -> tuple[threading.Thread, list]:
