@@ -206,24 +206,26 @@ class SessionQueue:
             return
         self.agent = agent
         self.view.sessions_changed()
-        try:
-            await self.backend.preflight(options, agent)
-            report = await agent.run(options.prompt)
-        except CommandError as exc:  # the preflight failed: nothing was sent
-            self.exit_code = exc.code
-            self.set_status(f"error: {exc}")
-            self.view.notify(str(exc), title="Preflight failed", severity="error")
-            self.cancel_queued()
-            return
+        try:  # the session counts as running until it is finished and recorded
+            try:
+                await self.backend.preflight(options, agent)
+                report = await agent.run(options.prompt)
+            except CommandError as exc:  # the preflight failed: nothing was sent
+                self.exit_code = exc.code
+                self.set_status(f"error: {exc}")
+                self.view.notify(str(exc), title="Preflight failed", severity="error")
+                self.cancel_queued()
+                return
+            finally:
+                await agent.transport.aclose()
+            ended = await self.backend.finish(agent, report, options, self.view.choose_finish)
+            if ended:
+                self.view.notify(ended, timeout=10)
+            self.finished.append(FinishedSession(plan, report, agent.tools))
+            self.exit_code = report.exit_code
         finally:
             self.agent = None
             self.view.sessions_changed()
-            await agent.transport.aclose()
-        ended = await self.backend.finish(agent, report, options, self.view.choose_finish)
-        if ended:
-            self.view.notify(ended, timeout=10)
-        self.finished.append(FinishedSession(plan, report, agent.tools))
-        self.exit_code = report.exit_code
 
     async def when_ready(self, *, search: bool = False) -> DashboardBackend | None:
         """The backend once its store is open (with `search`, once the embedder is loaded

@@ -146,7 +146,7 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
         ["memory", "show", first["memory_id"][:8]],
         ["memory", "stats"],
         ["memory", "export"],
-        ["memory", "delete", first["memory_id"]],
+        ["memory", "delete", first["memory_id"], "--yes"],
     ):
         ran = cli(data_dir, *args)
         assert (ran["code"], ran["heavy"], ran["sessions"]) == (0, [], 0), ran
