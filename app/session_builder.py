@@ -24,6 +24,7 @@ from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
 from app.options import SessionOptions
+from app.session_history import SummaryRecorder
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
 from memory.service import MemoryService
@@ -99,6 +100,7 @@ def build_agent(
     """A session ready to run; `embedder` defaults to the process-wide real model."""
     if not workspace.is_dir():
         raise CommandError(f"workspace {workspace} is not a directory", 2)
+    emit = SummaryRecorder(settings.data_dir / "transcripts", emit)  # for `sessions`
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
