@@ -4,6 +4,7 @@ compares only when there are enough sessions; every list command speaks JSON."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from pathlib import Path
@@ -20,7 +21,11 @@ from app.session_history import (
     summary_path,
     write_summary,
 )
+from memory.service import MemoryService
+from memory.store import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
+from tests.app.pilot_helpers import seed
+from tests.fakes import HashEmbedder
 
 KEY = "sk-dummy-0123456789abcdefghij"
 ALPHA_SCRIPT = DEMO_PROJECTS / "rehearsals" / "scenario_alpha.jsonl"
@@ -188,3 +193,28 @@ def test_every_list_command_speaks_json(capsys, data_dir, argv):
     _summary(data_dir, "one", matched=False, turns=1)
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out) is not None
+
+
+async def test_report_says_how_often_a_records_deliveries_ended_green(capsys, tmp_path, data_dir):
+    url = f"sqlite:///{tmp_path / 'memory.sqlite3'}"
+    [delivered, _never] = await seed(
+        url, [("origins split wrong", "AssertionError", "strip"), ("port", "KeyError", "default")]
+    )
+    store = open_store(url)
+    try:
+        for session, green in (("s1", True), ("s2", True), ("s3", False)):
+            service = MemoryService(store, HashEmbedder(), session_id=session, scope="tui")
+            results = await service.find("origins split wrong", top_k=1)
+            assert results[0].record.memory_id == delivered
+            await store.record_deliveries(session, None, results)
+            await service.end_session(green)
+    finally:
+        await store.close()
+    assert await asyncio.to_thread(main, ["report", "--json", "--memory", url]) == 0
+    [row] = json.loads(capsys.readouterr().out)["records"]
+    assert (row["memory_id"], row["delivered"]) == (delivered, 3)
+    assert (row["sessions_ended"], row["sessions_green"]) == (3, 2)
+    assert await asyncio.to_thread(main, ["report", "--memory", url]) == 0
+    assert f"{delivered[:8]}  AssertionError  delivered 3x; of 3 session(s) ended, 2 green" in (
+        capsys.readouterr().out
+    )
