@@ -24,7 +24,8 @@ class SessionStarted(_Event):
     session_id: str
     model: str
     mode: Literal["live", "rehearsal"]
-    workspace: str
+    workspace: str  # the project the operator named
+    work_dir: str = ""  # where the session edits it: a worktree, a copy, or the project itself
     memory_url: str
     scope: str
     max_turns: int

@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from app.config_file import config_path, load_config
 from app.errors import CommandError
+from app.history_cli import add_history_commands
 from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from app.settings import Settings
 from app.store_url import resolve_memory_url
@@ -327,10 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "ledger",
+        parents=[json_option],
         help="live spend by session",
         description="Spend of each live session from the ledger in ASTRA_DATA_DIR, and the "
         "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed.",
     )
+
+    add_history_commands(commands, store_options, json_option)
 
     configuration = commands.add_parser(
         "config",

@@ -31,6 +31,7 @@ from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
 from app.options import DEMO_PROJECTS, SessionOptions
+from app.session_history import SummaryRecorder
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
 from memory.service import MemoryService
@@ -113,6 +114,7 @@ def build_agent(
         edits = resolve_edit_policy(options.edits, operator_present=operator_present)
     except (TestCommandError, ValueError) as exc:
         raise CommandError(str(exc), 2) from exc
+    emit = SummaryRecorder(settings.data_dir / "transcripts", emit)  # for `sessions`
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,

@@ -27,6 +27,7 @@ from app.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.dashboard import DashboardScreen, report_line
 from app.screens.help_screen import HelpScreen
+from app.screens.history_screen import HistoryScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.new_session_modal import NewSession, NewSessionModal
 from app.screens.record_modal import RecordModal
@@ -37,6 +38,7 @@ from widgets import MatchesLog
 
 if TYPE_CHECKING:
     from agent import events as ev
+    from app.session_history import SessionEntry
     from memory.embedder import Embedder
 
 
@@ -49,6 +51,7 @@ class AstraApp(App[int]):
         Binding("s", "stop_session", "Stop", id="app.stop"),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark,f1", "help", "Help", id="app.help"),
+        Binding("h", "history", "History", id="app.history", show=False),
     ]
 
     def __init__(
@@ -88,6 +91,11 @@ class AstraApp(App[int]):
             "New session",
             "Start a session on a workspace: rehearsed, or live",
             self.action_new_session,
+        )
+        yield SystemCommand(
+            "Session history",
+            "Past sessions, memory's effect, and a replay of any transcript",
+            self.action_history,
         )
         yield SystemCommand(
             "Stop session",
@@ -199,6 +207,28 @@ class AstraApp(App[int]):
     def action_browse_memory(self) -> None:
         if not isinstance(self.screen, MemoryBrowserScreen):
             self.push_screen(MemoryBrowserScreen(self.sessions))
+
+    def action_history(self) -> None:
+        if not isinstance(self.screen, HistoryScreen):
+            self.push_screen(HistoryScreen(self.sessions.data_dir), callback=self.replay)
+
+    def replay(self, entry: SessionEntry | None) -> None:
+        """A recorded transcript played again in the dashboard: offline, free, no store."""
+        if entry is None or entry.transcript is None or entry.workspace is None:
+            return
+        if self.sessions.running:
+            self.notify("a session is running or queued; s stops it")
+            return
+        if self.dashboard not in self.screen_stack:
+            self.push_screen(self.dashboard)
+        options = replace(
+            self.sessions.options,
+            replay=Path(entry.transcript),
+            live=False,
+            approve_live_cost=False,
+            store="no",
+        )
+        self.sessions.add(SessionPlan(options, Path(entry.workspace), new_session_id("replay")))
 
     def action_stop_session(self) -> None:
         self.notify(self.sessions.stop())

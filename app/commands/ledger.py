@@ -6,6 +6,7 @@ was unknown (a timeout after sending) are charged their worst case and counted a
 from __future__ import annotations
 
 import argparse
+import json
 
 from app.console import make_console
 from app.session_builder import ledger_for
@@ -17,6 +18,11 @@ console = make_console()
 async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     book = ledger_for(settings)
     sessions = book.by_session()
+    total = book.total()
+    limit = settings.astra_budget_usd
+    if args.json:
+        print(json.dumps({"sessions": sessions, "total_usd": total, "limit_usd": limit}))
+        return 0
     for session_id, row in sessions.items():
         console.print(
             f"{session_id}  {int(row['requests'])} requests  ${row['cost_usd']:.4f}"
@@ -28,8 +34,6 @@ async def ledger(args: argparse.Namespace, settings: Settings) -> int:
         )
     if not sessions:
         console.print(f"No live spend recorded in {book.path}.")
-    total = book.total()
-    limit = settings.astra_budget_usd
     console.print(
         f"total ${total:.4f}"
         + (

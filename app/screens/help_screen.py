@@ -17,6 +17,7 @@ KEYS = """\
 |---|---|---|
 | `n` | dashboard | start a session: a workspace and a rehearsal script, or live |
 | `m` | anywhere | the memory browser |
+| `h` | anywhere | session history: past sessions, memory's effect; `enter` replays one |
 | `s` | dashboard | stop the session at its next safe point |
 | `q` | anywhere | quit; mid-session it asks, stops the session, shows the summary |
 | `?` `f1` | anywhere | this help |

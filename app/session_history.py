@@ -1,0 +1,295 @@
+"""Past sessions: a summary written at each session's end, read back with the ledger and the
+transcripts for `sessions`, `report` and the dashboard's history screen.
+
+A transcript holds requests and responses only (and only live sessions have one); the
+workspace, status, stored ids and time to green are known to the session alone, so each
+session leaves `<data dir>/transcripts/<session id>.summary.json` beside its transcript,
+written atomically. Older sessions, known only from the ledger or a transcript, are listed
+with what those hold. Plain Python: the dashboard reads this in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.errors import CommandError
+
+if TYPE_CHECKING:
+    from agent import events as ev
+
+SUMMARY_SUFFIX = ".summary.json"
+MIN_PER_SIDE = 5  # fewer sessions on a side than this, and a comparison says nothing
+
+
+@dataclass
+class SessionEntry:
+    """One past session, from its summary, else from the ledger and its transcript."""
+
+    session_id: str
+    started_at: str | None = None  # ISO 8601, UTC
+    workspace: str | None = None
+    model: str | None = None
+    mode: str | None = None  # live | rehearsal
+    status: str | None = None  # None: no summary says how it ended
+    exit_code: int | None = None
+    turns: int | None = None
+    tool_calls: int | None = None
+    cost_usd: float = 0.0
+    delivered_memory_ids: list[str] = field(default_factory=list)
+    stored_memory_ids: list[str] = field(default_factory=list)
+    seconds_to_green: float | None = None  # from the start to the first passing test run
+    transcript: str | None = None  # path; live sessions only
+    summarised: bool = False
+
+    @property
+    def matches_delivered(self) -> int:
+        return len(self.delivered_memory_ids)
+
+    @property
+    def green(self) -> bool:
+        return self.exit_code == 0
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self) | {
+            "matches_delivered": self.matches_delivered,
+            "received_match": received_strong_match(self),
+        }
+
+
+def received_strong_match(entry: SessionEntry) -> bool:
+    """The report's split: did memory give this session a strong match? Matches carry no
+    strength label yet, so any match delivered counts; swap the label in here alone."""
+    return entry.matches_delivered > 0
+
+
+def summary_path(transcripts: Path, session_id: str) -> Path:
+    return transcripts / f"{session_id}{SUMMARY_SUFFIX}"
+
+
+class SummaryRecorder:
+    """An event callback in front of the session's own: it notes what the summary needs and
+    writes the summary, off the caller's loop, when the report passes."""
+
+    def __init__(self, transcripts: Path, forward: Callable[[ev.Event], None]) -> None:
+        self.transcripts = transcripts
+        self.forward = forward
+        self.entry: SessionEntry | None = None
+        self._started = datetime.now(UTC)
+
+    def __call__(self, event: ev.Event) -> None:
+        self.note(event)
+        self.forward(event)
+
+    def note(self, event: ev.Event) -> None:
+        now = datetime.now(UTC)
+        if event.event == "session_started":
+            self._started = now
+            self.entry = SessionEntry(
+                session_id=event.session_id,
+                started_at=now.isoformat(),
+                workspace=event.workspace,
+                model=event.model,
+                mode=event.mode,
+            )
+        elif self.entry is None:
+            return
+        elif event.event == "test_finished":
+            if event.exit_code == 0 and self.entry.seconds_to_green is None:
+                self.entry.seconds_to_green = round((now - self._started).total_seconds(), 3)
+        elif event.event == "report":
+            self.finish(event)
+
+    def finish(self, report: ev.SessionReport) -> None:
+        entry = self.entry
+        assert entry is not None
+        delivered = [m["memory_id"] for s in report.memory_searches for m in s.matches]
+        entry.status, entry.exit_code = report.status, report.exit_code
+        entry.turns, entry.tool_calls = report.model_requests, report.tool_calls
+        entry.cost_usd = report.cost_usd
+        entry.delivered_memory_ids = list(dict.fromkeys(delivered))
+        entry.stored_memory_ids = list(report.stored_memory_ids)
+        transcript = self.transcripts / f"{entry.session_id}.jsonl"
+        entry.transcript = str(transcript) if entry.mode == "live" else None
+        entry.summarised = True
+        path = summary_path(self.transcripts, entry.session_id)
+        try:
+            asyncio.get_running_loop().run_in_executor(None, write_summary, path, entry)
+        except RuntimeError:  # no loop: nothing to keep waiting
+            write_summary(path, entry)
+
+
+def write_summary(path: Path, entry: SessionEntry) -> None:
+    """Atomically: a reader sees the old summary or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {k: v for k, v in asdict(entry).items() if k != "summarised"}
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=1)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def load_history(data_dir: Path) -> list[SessionEntry]:
+    """Every session that left a summary, a transcript or a ledger line; newest first."""
+    transcripts = data_dir / "transcripts"
+    entries: dict[str, SessionEntry] = {}
+    for row in _read_ledger(data_dir / "ledger.jsonl"):
+        session_id = str(row.get("session_id", "?"))
+        entry = entries.setdefault(session_id, SessionEntry(session_id, mode="live", turns=0))
+        entry.started_at = entry.started_at or row.get("at")
+        entry.model = entry.model or row.get("model")
+        entry.turns = (entry.turns or 0) + 1
+        entry.cost_usd += float(row.get("cost_usd") or 0.0)
+    if transcripts.is_dir():
+        for path in sorted(transcripts.glob("*.jsonl")):
+            entry = entries.setdefault(path.stem, SessionEntry(path.stem, mode="live"))
+            entry.transcript = str(path)
+            if entry.started_at is None or entry.model is None:
+                _fill_from_transcript(entry, path)
+        for path in sorted(transcripts.glob(f"*{SUMMARY_SUFFIX}")):
+            summary = _read_summary(path)
+            if summary is not None:
+                ledger = entries.get(summary.session_id)
+                if ledger is not None and ledger.cost_usd:  # the ledger is the bill
+                    summary.cost_usd = ledger.cost_usd
+                entries[summary.session_id] = summary
+    return sorted(entries.values(), key=lambda e: e.started_at or "", reverse=True)
+
+
+def _read_ledger(path: Path) -> Iterable[dict[str, Any]]:
+    if not path.exists():
+        return
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line
+        if isinstance(row, dict):
+            yield row
+
+
+def _fill_from_transcript(entry: SessionEntry, path: Path) -> None:
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    entry.turns = entry.turns or len(lines)
+    try:
+        first = json.loads(lines[0]) if lines else {}
+    except json.JSONDecodeError:
+        return
+    if isinstance(first, dict):
+        entry.started_at = entry.started_at or first.get("at")
+        request = first.get("request")
+        if isinstance(request, dict):
+            entry.model = entry.model or request.get("model")
+
+
+def _read_summary(path: Path) -> SessionEntry | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        known = {name for name in SessionEntry.__dataclass_fields__ if name != "summarised"}
+        return SessionEntry(**{k: v for k, v in data.items() if k in known}, summarised=True)
+    except (OSError, ValueError, TypeError):
+        return None  # a summary that cannot be read leaves the session to the ledger
+
+
+def find_session(entries: list[SessionEntry], wanted: str) -> SessionEntry:
+    """The session with this id, or the one whose id starts with it."""
+    for entry in entries:
+        if entry.session_id == wanted:
+            return entry
+    found = [entry for entry in entries if entry.session_id.startswith(wanted)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise CommandError(f"session id prefix {wanted!r} matches {len(found)} sessions", 2)
+    raise CommandError(f"no session with id {wanted!r}")
+
+
+# -- memory's effect ---------------------------------------------------------------------
+
+
+@dataclass
+class Side:
+    """One side of the comparison: its sessions' medians."""
+
+    sessions: int
+    green: int
+    turns: float | None
+    tool_calls: float | None
+    cost_usd: float | None
+    seconds_to_green: float | None
+
+
+@dataclass
+class Effect:
+    """Live sessions that received a match against those that did not. `enough` is False
+    when either side has fewer than MIN_PER_SIDE sessions: then no comparison is drawn."""
+
+    with_match: Side
+    without_match: Side
+    left_out: int  # rehearsals and sessions without a summary
+    enough: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self) | {"min_per_side": MIN_PER_SIDE}
+
+    def lines(self) -> list[str]:
+        counts = (
+            f"{self.with_match.sessions} live sessions received a match, "
+            f"{self.without_match.sessions} did not"
+            + (f" ({self.left_out} rehearsed or unsummarised left out)" if self.left_out else "")
+        )
+        if not self.enough:
+            return [counts + f": too few to compare (at least {MIN_PER_SIDE} a side are needed)."]
+        return [counts + ".", *(side_line(n, s) for n, s in self.sides())]
+
+    def sides(self) -> list[tuple[str, Side]]:
+        return [("with a match", self.with_match), ("without", self.without_match)]
+
+
+def side_line(name: str, side: Side) -> str:
+    def show(value: float | None, unit: str = "", digits: int = 1) -> str:
+        return "n/a" if value is None else f"{value:.{digits}f}{unit}"
+
+    return (
+        f"{name}: green {side.green}/{side.sessions}, median turns {show(side.turns)}, "
+        f"tool calls {show(side.tool_calls)}, cost ${show(side.cost_usd, digits=4)}, "
+        f"time to green {show(side.seconds_to_green, ' s')}"
+    )
+
+
+def memory_effect(entries: list[SessionEntry]) -> Effect:
+    live = [e for e in entries if e.summarised and e.mode == "live"]
+    with_match = [e for e in live if received_strong_match(e)]
+    without = [e for e in live if not received_strong_match(e)]
+    enough = min(len(with_match), len(without)) >= MIN_PER_SIDE
+    return Effect(_side(with_match), _side(without), len(entries) - len(live), enough)
+
+
+def _side(entries: list[SessionEntry]) -> Side:
+    def mid(values: Iterable[float | None]) -> float | None:
+        """The median (statistics' own would add its imports to the dashboard's start)."""
+        known = sorted(v for v in values if v is not None)
+        if not known:
+            return None
+        half = len(known) // 2
+        return known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+
+    return Side(
+        sessions=len(entries),
+        green=sum(e.green for e in entries),
+        turns=mid(e.turns for e in entries),
+        tool_calls=mid(e.tool_calls for e in entries),
+        cost_usd=mid(e.cost_usd for e in entries),
+        seconds_to_green=mid(e.seconds_to_green for e in entries),
+    )

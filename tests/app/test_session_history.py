@@ -1,0 +1,220 @@
+"""Session history: a live session over the loopback server leaves a transcript and a
+summary; `sessions` lists and shows it; its transcript replays to the same session; `report`
+compares only when there are enough sessions; every list command speaks JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.options import DEMO_PROJECTS
+from app.session_history import (
+    MIN_PER_SIDE,
+    SessionEntry,
+    load_history,
+    memory_effect,
+    summary_path,
+    write_summary,
+)
+from memory.service import MemoryService
+from memory.store import open_store
+from tests.agent.responses_server import ResponsesServer, response_body
+from tests.app.pilot_helpers import seed
+from tests.fakes import HashEmbedder
+
+KEY = "sk-dummy-0123456789abcdefghij"
+ALPHA_SCRIPT = DEMO_PROJECTS / "rehearsals" / "scenario_alpha.jsonl"
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ASTRA_MEMORY_URL", f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for name in ("ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "data"
+
+
+def fresh_alpha(tmp_path: Path, name: str) -> Path:
+    return Path(shutil.copytree(DEMO_PROJECTS / "scenario_alpha", tmp_path / name))
+
+
+def last_report(out: str) -> dict:
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")][-1]
+
+
+def test_a_live_session_is_listed_and_its_transcript_replays_to_the_same_session(
+    capsys, tmp_path, data_dir
+):
+    with ResponsesServer() as server:
+        for number, line in enumerate(ALPHA_SCRIPT.read_text().splitlines(), 1):
+            server.enqueue(response_body(json.loads(line)["output"], response_id=f"resp_{number}"))
+        workspace = fresh_alpha(tmp_path, "alpha")
+        argv = ["run", "--workspace", str(workspace), "--live", "--approve-live-cost"]
+        code = main([*argv, "--base-url", server.base_url, "--store", "yes", "--json"])
+    live = last_report(capsys.readouterr().out)
+    assert code == 0 and live["status"] == "completed" and live["stored_memory_ids"]
+    session_id = live["session_id"]
+
+    assert main(["sessions", "list", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["session_id"] == session_id
+    assert (listed["workspace"], listed["status"], listed["mode"]) == (
+        str(workspace),
+        "completed",
+        "live",
+    )
+    assert (listed["turns"], listed["tool_calls"]) == (live["model_requests"], live["tool_calls"])
+    assert listed["stored_memory_ids"] == live["stored_memory_ids"]
+    assert listed["cost_usd"] == pytest.approx(live["cost_usd"]) and live["cost_usd"] > 0
+    assert listed["seconds_to_green"] is not None and listed["received_match"] is False
+    transcript = Path(listed["transcript"])
+    assert transcript == data_dir / "transcripts" / f"{session_id}.jsonl"
+    assert oct(summary_path(transcript.parent, session_id).stat().st_mode)[-3:] == "600"
+
+    assert main(["sessions", "show", session_id[:12]]) == 0
+    shown = capsys.readouterr().out
+    assert str(workspace) in shown and live["stored_memory_ids"][0] in shown
+
+    # the recorded transcript, played offline on a fresh copy, is the same session
+    again = fresh_alpha(tmp_path, "alpha-again")
+    replay_argv = ["run", "--workspace", str(again), "--replay", str(transcript)]
+    code = main([*replay_argv, "--store", "no", "--json"])
+    replay = last_report(capsys.readouterr().out)
+    assert code == 0 and replay["status"] == "completed"
+    for key in ("model_requests", "tool_calls", "tests", "first_edit_turn", "first_search_turn"):
+        assert replay[key] == live[key], key
+    assert replay["cost_usd"] == 0  # offline and free
+    assert [s["query"] for s in replay["memory_searches"]] == [
+        s["query"] for s in live["memory_searches"]
+    ]
+
+
+def _summary(data_dir: Path, name: str, *, matched: bool, turns: int, green: bool = True):
+    entry = SessionEntry(
+        session_id=name,
+        started_at=f"2026-01-01T00:00:{turns:02d}+00:00",
+        workspace="/w",
+        model="gpt-6-astra",
+        mode="live",
+        status="completed",
+        exit_code=0 if green else 1,
+        turns=turns,
+        tool_calls=turns * 2,
+        cost_usd=turns / 100,
+        delivered_memory_ids=["m1"] if matched else [],
+        seconds_to_green=float(turns) if green else None,
+    )
+    write_summary(summary_path(data_dir / "transcripts", name), entry)
+
+
+def test_too_few_sessions_are_said_to_be_too_few(capsys, data_dir):
+    for number in range(MIN_PER_SIDE):
+        _summary(data_dir, f"with-{number}", matched=True, turns=3)
+    _summary(data_dir, "without-0", matched=False, turns=9)
+    _summary(data_dir, "rehearsed", matched=False, turns=9)  # left out below
+    rehearsed = summary_path(data_dir / "transcripts", "rehearsed")
+    rehearsed.write_text(rehearsed.read_text().replace('"live"', '"rehearsal"'))
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert "5 live sessions received a match, 1 did not (1 rehearsed" in out
+    assert "too few to compare" in out and "median" not in out
+    assert main(["report", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["sessions"]["enough"] is False and data["records"] == []
+
+
+def test_enough_sessions_are_compared_by_their_medians(data_dir):
+    for number, turns in enumerate([2, 3, 3, 4, 10]):
+        _summary(data_dir, f"with-{number}", matched=True, turns=turns)
+    for number, turns in enumerate([6, 7, 8, 9]):
+        _summary(data_dir, f"without-{number}", matched=False, turns=turns)
+    _summary(data_dir, "without-red", matched=False, turns=12, green=False)
+    effect = memory_effect(load_history(data_dir))
+    assert effect.enough
+    assert (effect.with_match.turns, effect.with_match.tool_calls) == (3, 6)
+    assert (effect.without_match.turns, effect.without_match.green) == (8, 4)
+    assert effect.without_match.seconds_to_green == 7.5  # the red session never got green
+    assert effect.with_match.cost_usd == pytest.approx(0.03)
+    lines = effect.lines()
+    assert lines[1].startswith("with a match: green 5/5, median turns 3.0, tool calls 6.0")
+    assert lines[2].startswith("without: green 4/5, median turns 8.0")
+
+
+def test_sessions_known_only_to_the_ledger_and_a_transcript_are_listed(data_dir):
+    (data_dir / "transcripts").mkdir(parents=True)
+    (data_dir / "ledger.jsonl").write_text(
+        json.dumps({"at": "2026-01-02T00:00:00+00:00", "session_id": "old-1", "model": "m"})
+        + '\n{"session_id": "old-1", "cost_usd": 0.5}\n{torn'
+    )
+    line = {"at": "2026-01-03T00:00:00+00:00", "request": {"model": "gpt-x"}, "response": {}}
+    (data_dir / "transcripts" / "old-2.jsonl").write_text(json.dumps(line) + "\n")
+    old_2, old_1 = load_history(data_dir)
+    assert (old_1.session_id, old_1.turns, old_1.cost_usd, old_1.status) == ("old-1", 2, 0.5, None)
+    assert (old_2.session_id, old_2.model, old_2.turns, old_2.summarised) == (
+        "old-2",
+        "gpt-x",
+        1,
+        False,
+    )
+
+
+def test_a_session_id_prefix_must_be_unique(capsys, data_dir):
+    _summary(data_dir, "session-a1", matched=False, turns=1)
+    _summary(data_dir, "session-a2", matched=False, turns=2)
+    assert main(["sessions", "show", "session-a"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "matches 2 sessions" in err
+    assert main(["sessions", "show", "nope"]) == 1
+    assert main(["sessions", "show", "session-a2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["turns"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "list", "--json"],
+        ["memory", "stats", "--json"],
+        ["ledger", "--json"],
+        ["sessions", "list", "--json"],
+        ["config", "show", "--json"],
+        ["report", "--json"],
+    ],
+)
+def test_every_list_command_speaks_json(capsys, data_dir, argv):
+    _summary(data_dir, "one", matched=False, turns=1)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) is not None
+
+
+async def test_report_says_how_often_a_records_deliveries_ended_green(capsys, tmp_path, data_dir):
+    url = f"sqlite:///{tmp_path / 'memory.sqlite3'}"
+    [delivered, _never] = await seed(
+        url, [("origins split wrong", "AssertionError", "strip"), ("port", "KeyError", "default")]
+    )
+    store = open_store(url)
+    try:
+        for session, green in (("s1", True), ("s2", True), ("s3", False)):
+            service = MemoryService(store, HashEmbedder(), session_id=session, scope="tui")
+            results = await service.find("origins split wrong", top_k=1)
+            assert results[0].record.memory_id == delivered
+            await store.record_deliveries(session, None, results)
+            await service.end_session(green)
+    finally:
+        await store.close()
+    assert await asyncio.to_thread(main, ["report", "--json", "--memory", url]) == 0
+    [row] = json.loads(capsys.readouterr().out)["records"]
+    assert (row["memory_id"], row["delivered"]) == (delivered, 3)
+    assert (row["sessions_ended"], row["sessions_green"]) == (3, 2)
+    assert await asyncio.to_thread(main, ["report", "--memory", url]) == 0
+    assert f"{delivered[:8]}  AssertionError  delivered 3x; of 3 session(s) ended, 2 green" in (
+        capsys.readouterr().out
+    )
