@@ -10,12 +10,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory.failure import focused_text
 from memory.signature import failure_signature
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EMBEDDING_DIMENSION = 384
 
 Provenance = Literal["test-confirmed", "imported"]
+Label = Literal["weak", "possible", "strong"]
+LABELS: tuple[Label, ...] = ("weak", "possible", "strong")  # weakest first
 
 
 def utc_now() -> datetime:
@@ -83,18 +86,23 @@ class MemoryRecord(BaseModel):
     def embedding_text(self) -> str:
         """The text whose embedding represents this record: the failure's shape, the failure,
         then the fix — the order in which a later failure will resemble it."""
-        parts = [*self.signature, self.symptom, self.error_type, self.fix_description]
+        parts = [*self.signature, focused_text(self.symptom), self.error_type, self.fix_description]
         return "\n".join(part for part in parts if part)
 
 
 class MemorySearchResult(BaseModel):
-    """A record returned by a search; `score` is the cosine similarity to the query."""
+    """A record returned by a search. `rank` is its place in the fused ranking the search
+    used; `score` is its cosine similarity to the query; `vector_rank` and `keyword_rank`
+    are its places in each ranking (None: not among that ranking's candidates)."""
 
     model_config = ConfigDict(frozen=True)
 
     record: MemoryRecord
     score: float
     rank: int = Field(ge=1)
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    label: Label = "possible"
 
 
 class DeliveryStats(BaseModel):
