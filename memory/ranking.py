@@ -16,11 +16,10 @@ embedded store than in the server store; `min_score` applies to cosine in both.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
+from memory.records import Label, MemoryRecord, MemorySearchResult
 
 RRF_K = 60
 # Measured on the real-world development corpus (dev / cross-project / recurrence, r@1):
@@ -91,32 +90,6 @@ def fuse(by_vector: Sequence[str], by_keyword: Sequence[str]) -> dict[str, float
     return fused
 
 
-def keyword_ranking(words: list[str], documents: dict[str, str], limit: int) -> list[str]:
-    """BM25 (k1 1.2, b 0.75) of `words` over a few candidate texts, best first: the keyword
-    side for a store whose server has no keyword index, computed over its vector candidates."""
-    tokens = {key: keyword_words_all(text) for key, text in documents.items()}
-    if not tokens or not words:
-        return []
-    average = sum(len(t) for t in tokens.values()) / len(tokens) or 1.0
-    frequency = {word: sum(word in set(t) for t in tokens.values()) for word in words}
-    scores: dict[str, float] = {}
-    for key, terms in tokens.items():
-        score = 0.0
-        for word in words:
-            count = terms.count(word)
-            if count:
-                idf = math.log(1 + (len(tokens) - frequency[word] + 0.5) / (frequency[word] + 0.5))
-                score += idf * count * 2.2 / (count + 1.2 * (0.25 + 0.75 * len(terms) / average))
-        if score:
-            scores[key] = score
-    return sorted(scores, key=scores.__getitem__, reverse=True)[:limit]
-
-
-def keyword_words_all(text: str) -> list[str]:
-    """Every word of `text` in order, lowercased, stopwords kept out (for in-memory BM25)."""
-    return [w.lower() for w in _WORD.findall(text) if w.lower() not in _STOPWORDS]
-
-
 def relevance(cosine: float, keyword_rank: int | None) -> Label:
     """How much a match deserves trust, in words (see the README's calibration): a close
     vector, or a fair one that the keywords also rank near the top, is strong."""
@@ -125,10 +98,6 @@ def relevance(cosine: float, keyword_rank: int | None) -> Label:
     if cosine >= POSSIBLE_COSINE or (keyword_rank is not None and keyword_rank <= 3):
         return "possible"
     return "weak"
-
-
-def at_least(label: Label, floor: Label) -> bool:
-    return LABELS.index(label) >= LABELS.index(floor)
 
 
 def best_fused(

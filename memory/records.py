@@ -10,7 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memory.failure import focused_text
 from memory.signature import failure_signature
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -86,7 +85,7 @@ class MemoryRecord(BaseModel):
     def embedding_text(self) -> str:
         """The text whose embedding represents this record: the failure's shape, the failure,
         then the fix — the order in which a later failure will resemble it."""
-        parts = [*self.signature, focused_text(self.symptom), self.error_type, self.fix_description]
+        parts = [*self.signature, self.symptom, self.error_type, self.fix_description]
         return "\n".join(part for part in parts if part)
 
 

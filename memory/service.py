@@ -15,10 +15,9 @@ from datetime import datetime
 
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
-from memory.failure import focused_text, keyword_text
 from memory.records import MemoryRecord, MemorySearchResult, TestEvidence, utc_now
 from memory.safety import redact_secrets, sanitize_record
-from memory.signature import failure_signature
+from memory.signature import with_signature
 from memory.store import MemoryStore
 
 MAX_QUERY_CHARS = 8_000
@@ -72,16 +71,6 @@ def aware(value: datetime | None, name: str) -> datetime | None:
 def repair_id(scope: str, session_id: str, *details: str) -> str:
     """The same repair in the same session and scope always gets the same id."""
     return str(uuid.uuid5(_ID_NAMESPACE, "\n".join((scope, session_id, *details))))
-
-
-def query_texts(query: str) -> tuple[str, str]:
-    """(what is embedded, what is keyword-matched) for failure text: its signature, then
-    the failure read in order of what it tells (`memory.failure`)."""
-    signature = failure_signature(query)
-    return (
-        "\n".join((*signature, focused_text(query))),
-        "\n".join((*signature, keyword_text(query))),
-    )
 
 
 @dataclass(frozen=True)
@@ -167,10 +156,10 @@ class MemoryService:
         scope: str | None = None,
     ) -> list[MemorySearchResult]:
         """Search without auditing: the ranking the tool uses, for people and evaluations."""
-        meaning, words = query_texts(query)
+        text = with_signature(query)
         return await self.store.search(
-            await self.embedder.embed(meaning),
-            words,
+            await self.embedder.embed(text),
+            text,
             scope=scope or self.scope,
             error_type=error_type,
             top_k=top_k,

@@ -23,7 +23,6 @@ import numpy as np
 
 from memory import migrations, ranking
 from memory.errors import MemoryStoreError
-from memory.failure import keyword_text
 from memory.records import (
     EMBEDDING_DIMENSION,
     DeliveryStats,
@@ -140,7 +139,7 @@ class SQLiteMemoryStore:
             record.expires_at.timestamp() if record.expires_at else None,
             record.timestamp.isoformat(),
             record.fix_description,
-            keyword_text(record.symptom),
+            record.symptom,
             record.error_type,
             " ".join(record.file_paths),
             " ".join(record.signature),

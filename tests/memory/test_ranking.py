@@ -40,3 +40,18 @@ def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, exp
     fused = ranking.fuse(["a", "b"], ["b", "a"])  # a and b tie on the fused score
     cosine = {"a": 0.3, "b": 0.35}
     assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
+
+
+@pytest.mark.parametrize(
+    ("cosine", "keyword_rank", "label"),
+    [
+        (0.7, None, "strong"),
+        (0.45, 1, "strong"),
+        (0.45, 5, "possible"),
+        (0.2, 2, "possible"),
+        (0.2, None, "weak"),
+        (0.2, 9, "weak"),
+    ],
+)
+def test_relevance_labels_read_the_cosine_and_the_keyword_rank(cosine, keyword_rank, label):
+    assert ranking.relevance(cosine, keyword_rank) == label
