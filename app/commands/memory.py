@@ -282,7 +282,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     baseline = await fix_text_baseline(service, queries) if args.baseline else None
     bm25 = await keyword_baseline(service, queries) if args.bm25 else None
     if args.json:
-        payload = report.model_dump()
+        payload = report.model_dump(exclude=set() if report.groups else {"groups"})
         for key, figures in (("baseline", baseline), ("bm25", bm25)):
             if figures:
                 payload[key] = figures.model_dump(exclude={"misses"})
