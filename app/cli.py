@@ -169,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         parents=[store_options, json_option],
         help="recall@1/@3 and MRR of labelled queries",
-        description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID} and '
-        "optionally error_type and scope.",
+        description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID or a unique '
+        "prefix} and optionally error_type, scope and group (figures per group).",
     )
     evaluation.add_argument("queries", metavar="QUERIES.jsonl")
     evaluation.add_argument(
@@ -180,6 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline",
         action="store_true",
         help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
+    )
+    evaluation.add_argument(
+        "--bm25",
+        action="store_true",
+        help="also rank by plain BM25 over the same fields, to compare (adds a 'bm25' key)",
     )
 
     migration = actions.add_parser(

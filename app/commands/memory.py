@@ -20,7 +20,13 @@ from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
 from memory.embedder import shared_embedder
-from memory.evaluation import evaluate, fix_text_baseline, parse_queries
+from memory.evaluation import (
+    evaluate,
+    fix_text_baseline,
+    keyword_baseline,
+    parse_queries,
+    resolve_expected,
+)
 from memory.records import MemoryRecord, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
@@ -291,22 +297,29 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    queries = parse_queries(_read_lines(args.queries))
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
+    queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     report = await evaluate(service, queries)
     baseline = await fix_text_baseline(service, queries) if args.baseline else None
+    bm25 = await keyword_baseline(service, queries) if args.bm25 else None
     if args.json:
-        payload = report.model_dump()
-        if baseline:
-            payload["baseline"] = baseline.model_dump(exclude={"misses"})
+        payload = report.model_dump(exclude=set() if report.groups else {"groups"})
+        for key, figures in (("baseline", baseline), ("bm25", bm25)):
+            if figures:
+                payload[key] = figures.model_dump(exclude={"misses"})
         print(json.dumps(payload))
         return 0
-    for name, figures in (("memory", report), ("fix text alone", baseline)):
+    for name, figures in (("memory", report), ("fix text alone", baseline), ("BM25 alone", bm25)):
         if figures:
             console.print(
                 f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
                 f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
             )
+    for group, figures in report.groups.items():
+        console.print(
+            f"  {escape(group)}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+            f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+        )
     for miss in report.misses:
         where = f"rank {miss.rank}" if miss.rank else "not in top 10"
         console.print(

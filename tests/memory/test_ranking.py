@@ -26,7 +26,7 @@ def test_rare_words_are_the_rarest_within_the_postings_budget(records, counts, e
 
 
 def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
-    fused = ranking.fuse([["a", "b", "c"], ["b", "d"]])
+    fused = ranking.fuse(["a", "b", "c"], ["b", "d"])
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
     cosine = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3}
     assert ranking.best_fused(fused, cosine, min_score=-1.0, top_k=3) == ["b", "a", "d"]
@@ -37,6 +37,21 @@ def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
     [(-1.0, 10, ["b", "a"]), (-1.0, 1, ["b"]), (0.32, 10, ["b"]), (0.4, 10, [])],
 )
 def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, expected):
-    fused = ranking.fuse([["a", "b"], ["b", "a"]])  # a and b tie on the fused score
+    fused = ranking.fuse(["a", "b"], ["b", "a"])  # a and b tie on the fused score
     cosine = {"a": 0.3, "b": 0.35}
     assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
+
+
+@pytest.mark.parametrize(
+    ("cosine", "keyword_rank", "label"),
+    [
+        (0.7, None, "strong"),
+        (0.45, 1, "strong"),
+        (0.45, 5, "possible"),
+        (0.2, 2, "possible"),
+        (0.2, None, "weak"),
+        (0.2, 9, "weak"),
+    ],
+)
+def test_relevance_labels_read_the_cosine_and_the_keyword_rank(cosine, keyword_rank, label):
+    assert ranking.relevance(cosine, keyword_rank) == label
