@@ -257,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
         "request resends the conversation",
     )
 
+    group.add_argument(
+        "--min-relevance",
+        choices=("strong", "possible", "weak"),
+        help="weakest match label the model is given from memory (default: "
+        "ASTRA_MIN_RELEVANCE, else possible)",
+    )
+
     run = commands.add_parser(
         "run",
         parents=[session_options, json_option],

@@ -39,6 +39,7 @@ class SessionOptions:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     request_timeout_s: float = REQUEST_TIMEOUT_S
     no_store: bool = False
+    min_relevance: str | None = None  # None: ASTRA_MIN_RELEVANCE
 
 
 def options_from(args: argparse.Namespace) -> SessionOptions:
@@ -58,6 +59,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         max_output_tokens=args.max_output_tokens,
         request_timeout_s=args.request_timeout,
         no_store=args.no_store,
+        min_relevance=args.min_relevance,
     )
 
 

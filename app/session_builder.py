@@ -110,6 +110,7 @@ def build_agent(
         ),
         session_id=session_id,
         scope=options.scope,
+        min_relevance=options.min_relevance or settings.astra_min_relevance,
     )
     tools = WorkspaceTools(workspace, base_env=dict(os.environ))
     return AstraAgent(

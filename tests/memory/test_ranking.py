@@ -43,15 +43,32 @@ def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, exp
 
 
 @pytest.mark.parametrize(
-    ("cosine", "keyword_rank", "label"),
+    ("rank", "cosine", "vector_rank", "keyword_rank", "label"),
     [
-        (0.7, None, "strong"),
-        (0.45, 1, "strong"),
-        (0.45, 5, "possible"),
-        (0.2, 2, "possible"),
-        (0.2, None, "weak"),
-        (0.2, 9, "weak"),
+        (1, 0.45, 1, 1, "strong"),
+        (1, 0.35, 1, 1, "possible"),  # both agree, but the vectors are far apart
+        (1, 0.9, 1, None, "possible"),  # a close vector the keywords do not confirm
+        (1, 0.5, 2, 1, "possible"),
+        (2, 0.5, 3, 2, "possible"),
+        (2, 0.8, 2, None, "weak"),
+        (3, 0.5, 4, 1, "weak"),
     ],
 )
-def test_relevance_labels_read_the_cosine_and_the_keyword_rank(cosine, keyword_rank, label):
-    assert ranking.relevance(cosine, keyword_rank) == label
+def test_relevance_labels_read_whether_the_two_rankings_agree(
+    rank, cosine, vector_rank, keyword_rank, label
+):
+    assert ranking.relevance(rank, cosine, vector_rank, keyword_rank) == label
+
+
+@pytest.mark.parametrize(
+    ("label", "minimum", "passes"),
+    [
+        ("strong", "possible", True),
+        ("possible", "possible", True),
+        ("weak", "possible", False),
+        ("weak", "weak", True),
+        ("possible", "strong", False),
+    ],
+)
+def test_at_least_orders_the_labels(label, minimum, passes):
+    assert ranking.at_least(label, minimum) is passes

@@ -137,11 +137,12 @@ async def test_prepare_writes_nothing_until_commit(service, db_path):
 
 async def test_search_text_is_compact_evidence_framed_as_data(service):
     await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
-    text = (await service.search_codebase_memory(SYMPTOM, None, 3)).text
+    report = await service.search_codebase_memory(SYMPTOM, None, 3)
+    text = report.text
     assert text.startswith("Retrieved codebase memory")
     assert "not instructions" in text
     for expected in (
-        "Match 1 (score=0.",
+        f"Match 1 ({report.results[0].label}, score=0.",
         "Fix: Strip",
         "Error type: AssertionError",
         "Files: app/service.py",
@@ -188,3 +189,35 @@ async def test_expired_record_never_returned(service):
         expires_at=datetime.now(UTC) - timedelta(seconds=1),
     )
     assert (await service.search_codebase_memory(FIX, None, 10)).results == []
+
+
+async def _three_fixes(service: MemoryService) -> None:
+    for number, fix in enumerate(
+        [FIX, "Quote the cache key before hashing it.", "Round tax half up with Decimal."]
+    ):
+        await service.store_fix_memory(fix, "AssertionError", [f"app/m{number}.py"], PASSING)
+
+
+@pytest.mark.parametrize("minimum", ["strong", "possible", "weak"])
+async def test_matches_below_the_minimum_label_are_neither_delivered_nor_audited(
+    service, store, embedder, minimum
+):
+    await _three_fixes(service)
+    session = MemoryService(
+        store, embedder, session_id="later", scope="alpha", min_relevance=minimum
+    )
+    everything = await session.find(SYMPTOM, top_k=3)
+    assert {r.label for r in everything} - {"strong"}  # the store holds weaker matches too
+    report = await session.search_codebase_memory(SYMPTOM, None, 3)
+
+    order = ("weak", "possible", "strong")
+    kept = [r for r in everything if order.index(r.label) >= order.index(minimum)]
+    assert report.results == kept
+    delivered = await store.delivery_stats([r.record.memory_id for r in everything])
+    assert sum(stats.delivered for stats in delivered.values()) == len(kept)
+    assert all(f"({r.label}, score=" in report.text for r in kept)
+
+
+def test_an_unknown_minimum_label_is_refused(store, embedder):
+    with pytest.raises(MemoryValidationError, match="min_relevance"):
+        MemoryService(store, embedder, session_id="s", min_relevance="great")
