@@ -127,7 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
     )
     search.add_argument("query", metavar="QUERY", type=_query, help="failure text to search for")
-    search.add_argument("--scope", default="default", help="scope to search (default: default)")
+    where = search.add_mutually_exclusive_group()
+    where.add_argument("--scope", default="default", help="scope to search (default: default)")
+    where.add_argument("--all-scopes", action="store_true", help="search every scope")
+    search.add_argument(
+        "--explain",
+        action="store_true",
+        help="show why each match ranked: shared terms, paths and signature, cosine, ranks",
+    )
     search.add_argument("--error-type", help="only records of this error type")
     search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
     search.add_argument(

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
+from memory.signature import failure_signature
 
 RRF_K = 60
 # Measured on the real-world development corpus (dev / cross-project / recurrence, r@1):
@@ -127,6 +129,31 @@ def relevance(rank: int, cosine: float, vector_rank: int | None, keyword_rank: i
 def at_least(label: Label, minimum: Label) -> bool:
     """Whether `label` is `minimum` or stronger."""
     return LABELS.index(label) >= LABELS.index(minimum)
+
+
+class WhyMatched(NamedTuple):
+    terms: list[str]
+    paths: list[str]
+    signature: list[str]
+
+
+def why_matched(query: str, record: MemoryRecord) -> WhyMatched:
+    """What a query and a record have in common: the keyword side's words (as the index
+    stems them, roughly: exact words here), the record's files the query names (by path or
+    file name), and the failure-signature shapes both show."""
+    record_words = set(
+        keyword_words(" ".join((record.fix_description, record.symptom, record.error_type)))
+    )
+    lowered = query.casefold()
+    return WhyMatched(
+        terms=[word for word in keyword_words(query) if word in record_words][:12],
+        paths=[
+            path
+            for path in record.file_paths
+            if path.casefold() in lowered or path.rsplit("/", 1)[-1].casefold() in lowered
+        ],
+        signature=[shape for shape in failure_signature(query) if shape in record.signature],
+    )
 
 
 def best_fused(

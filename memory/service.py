@@ -167,13 +167,15 @@ class MemoryService:
         top_k: int = 3,
         min_score: float | None = None,
         scope: str | None = None,
+        all_scopes: bool = False,
     ) -> list[MemorySearchResult]:
-        """Search without auditing: the ranking the tool uses, for people and evaluations."""
+        """Search without auditing: the ranking the tool uses, for people and evaluations;
+        in `scope` (default: the service's), or in every scope."""
         text = with_signature(query)
         return await self.store.search(
             await self.embedder.embed(text),
             text,
-            scope=scope or self.scope,
+            scope=None if all_scopes else scope or self.scope,
             error_type=error_type,
             top_k=top_k,
             min_score=self.min_score if min_score is None else min_score,

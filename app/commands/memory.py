@@ -19,6 +19,7 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
+from memory import ranking
 from memory.embedder import shared_embedder
 from memory.evaluation import (
     evaluate,
@@ -27,7 +28,7 @@ from memory.evaluation import (
     parse_queries,
     resolve_expected,
 )
-from memory.records import MemoryRecord, utc_now
+from memory.records import MemoryRecord, MemorySearchResult, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
 from memory.transfer import export_lines, import_records, migrate, parse_import
@@ -164,22 +165,47 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     service = MemoryService(store, _embedder(settings), session_id="cli", scope=args.scope)
     results = await service.find(
-        args.query, error_type=args.error_type, top_k=_top_k(args.top_k), min_score=args.min_score
+        args.query,
+        error_type=args.error_type,
+        top_k=_top_k(args.top_k),
+        min_score=args.min_score,
+        all_scopes=args.all_scopes,
     )
     if args.json:
         print(json.dumps([{"score": r.score, **r.record.model_dump(mode="json")} for r in results]))
         return 0
     if not results:
-        console.print(f"No matches in scope {escape(args.scope)!r}.")
+        where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
+        console.print(f"No matches in {escape(where)}.")
         return 0
     for r in results:
         console.print(
-            f"[bold]#{r.rank}  {r.score:.4f}[/]  {r.record.short_id}  "
-            f"{escape(r.record.error_type)}  {_markers(r.record)}"
+            f"[bold]#{r.rank}  {r.label}  {r.score:.4f}[/]  {r.record.short_id}  "
+            f"{escape(r.record.error_type)}"
+            + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
+            + f"  {_markers(r.record)}"
         )
         console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
+        if args.explain:
+            console.print(f"    [dim]{escape(explain(args.query, r))}[/]")
     return 0
+
+
+def _place(rank: int | None) -> str:
+    return f"#{rank}" if rank else "not among its candidates"
+
+
+def explain(query: str, result: MemorySearchResult) -> str:
+    """Why a match ranked where it did, in one line."""
+    why = ranking.why_matched(query, result.record)
+    return (
+        f"why: cosine {result.score:.4f} · vector rank {_place(result.vector_rank)} · "
+        f"keyword rank {_place(result.keyword_rank)} · "
+        f"shared terms: {', '.join(why.terms) or 'none'} · "
+        f"shared paths: {', '.join(why.paths) or 'none'} · "
+        f"shared signature: {', '.join(why.signature) or 'none'}"
+    )
 
 
 def _top_k(value: int) -> int:
