@@ -103,6 +103,7 @@ class MatchBrief(BaseModel):
     stored_at: datetime
     provenance: str
     flags: list[str]
+    label: str = "possible"  # strong, possible or weak: memory.ranking.relevance
 
 
 class MemoryMatched(_Event):

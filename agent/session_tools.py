@@ -59,6 +59,7 @@ def match_brief(result: MemorySearchResult) -> ev.MatchBrief:
         stored_at=record.timestamp,
         provenance=record.provenance,
         flags=list(record.flags),
+        label=result.label,
     )
 
 

@@ -128,7 +128,14 @@ def build_parser() -> argparse.ArgumentParser:
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
     )
     search.add_argument("query", metavar="QUERY", type=_query, help="failure text to search for")
-    search.add_argument("--scope", default="default", help="scope to search (default: default)")
+    where = search.add_mutually_exclusive_group()
+    where.add_argument("--scope", default="default", help="scope to search (default: default)")
+    where.add_argument("--all-scopes", action="store_true", help="search every scope")
+    search.add_argument(
+        "--explain",
+        action="store_true",
+        help="show why each match ranked: shared terms, paths and signature, cosine, ranks",
+    )
     search.add_argument("--error-type", help="only records of this error type")
     search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
     search.add_argument(
@@ -170,8 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         "eval",
         parents=[store_options, json_option],
         help="recall@1/@3 and MRR of labelled queries",
-        description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID} and '
-        "optionally error_type and scope.",
+        description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID or a unique '
+        "prefix} and optionally error_type, scope and group (figures per group).",
     )
     evaluation.add_argument("queries", metavar="QUERIES.jsonl")
     evaluation.add_argument(
@@ -181,6 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--baseline",
         action="store_true",
         help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
+    )
+    evaluation.add_argument(
+        "--bm25",
+        action="store_true",
+        help="also rank by plain BM25 over the same fields, to compare (adds a 'bm25' key)",
     )
 
     migration = actions.add_parser(
@@ -286,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("ask", "auto"),
         help="ask the operator before each edit, or apply them (default: ask in the "
         "dashboard and on a terminal, auto without one)",
+    )
+
+    group.add_argument(
+        "--min-relevance",
+        choices=("strong", "possible", "weak"),
+        help="weakest match label the model is given from memory (default: "
+        "ASTRA_MIN_RELEVANCE, else possible)",
     )
 
     run = commands.add_parser(

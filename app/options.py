@@ -46,6 +46,7 @@ class SessionOptions:
     on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
     in_place: bool = False  # the dashboard asks
     edits: str | None = None  # ask|auto; None: ask where an operator is present
+    min_relevance: str | None = None  # None: ASTRA_MIN_RELEVANCE
 
 
 def options_from(args: argparse.Namespace) -> SessionOptions:
@@ -71,6 +72,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         on_success=args.on_success,
         in_place=args.in_place,
         edits=args.edits,
+        min_relevance=args.min_relevance,
     )
 
 

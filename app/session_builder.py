@@ -126,6 +126,7 @@ def build_agent(
         ),
         session_id=session_id,
         scope=options.scope,
+        min_relevance=options.min_relevance or settings.astra_min_relevance,
     )
     try:
         home = open_session_workspace(

@@ -4,7 +4,8 @@ The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, AS
 ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER (onnx|torch), plus
 ASTRA_EMBEDDING_MODEL_PATH and
 ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_CACHED_INPUT_PER_MILLION /
-ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models), ASTRA_RESPONSE_STORAGE=off.
+ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models), ASTRA_RESPONSE_STORAGE=off,
+ASTRA_MIN_RELEVANCE (strong|possible|weak).
 
 Plain Python rather than pydantic-settings: the dashboard reads its settings before its
 first frame, and importing pydantic alone would take longer than that whole frame.
@@ -69,6 +70,12 @@ def _embedder(text: str) -> str:
     return text.lower()
 
 
+def relevance_label(text: str) -> str:
+    if text.lower() not in ("strong", "possible", "weak"):
+        raise ValueError(f"expected strong, possible or weak, got {text!r}")
+    return text.lower()
+
+
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("astra-codebase-memory"))
 
@@ -87,6 +94,7 @@ class Settings:
     astra_price_cached_input_per_million: float | None = None
     astra_price_output_per_million: float | None = None
     astra_response_storage: str = "on"  # "off": organisations without response storage
+    astra_min_relevance: str = "possible"  # weakest match label delivered to the model
 
     @classmethod
     def from_environment(
@@ -132,4 +140,5 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,
     "astra_response_storage": _on_or_off,
+    "astra_min_relevance": relevance_label,
 }

@@ -26,6 +26,7 @@ class EvalQuery(BaseModel):
     expect: str
     error_type: str | None = None
     scope: str | None = None
+    group: str | None = None  # near neighbours share one: figures per group
 
 
 class EvalMiss(BaseModel):
@@ -35,12 +36,20 @@ class EvalMiss(BaseModel):
     got: list[str]
 
 
+class GroupFigures(BaseModel):
+    recall_at_1: float
+    recall_at_3: float
+    mrr: float
+    queries: int
+
+
 class EvalReport(BaseModel):
     recall_at_1: float
     recall_at_3: float
     mrr: float
     queries: int
     misses: list[EvalMiss]
+    groups: dict[str, GroupFigures] = {}
 
 
 def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
@@ -56,6 +65,23 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
     if not queries:
         raise MemoryValidationError("no queries in the file")
     return queries
+
+
+async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> list[EvalQuery]:
+    """Each `expect` as a full id: the short id shown everywhere counts, if it is unique."""
+    ids = [record.memory_id for record in await service.store.list_records()]
+    resolved = []
+    for number, query in enumerate(queries, start=1):
+        matches = [i for i in ids if i.startswith(query.expect)]
+        if query.expect in ids or not matches:
+            resolved.append(query)
+        elif len(matches) == 1:
+            resolved.append(query.model_copy(update={"expect": matches[0]}))
+        else:
+            raise MemoryValidationError(
+                f"query {number}: expect {query.expect!r} matches {len(matches)} records; give more"
+            )
+    return resolved
 
 
 async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
@@ -101,25 +127,57 @@ async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) ->
             await store.close()
 
 
+async def keyword_baseline(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
+    """The same queries ranked by plain BM25 over the same fields (every query word, no
+    vectors): what the keyword side alone would find."""
+    records = await service.store.list_records()
+    vectors = await service.store.vectors([r.memory_id for r in records])
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteMemoryStore(Path(folder) / "bm25.sqlite3")
+        await store.upsert_many([(r, vectors[r.memory_id]) for r in records])
+
+        async def ranking(query: EvalQuery) -> list[str]:
+            return await store.keyword_search(
+                query.query,
+                scope=query.scope or service.scope,
+                error_type=query.error_type,
+                limit=MRR_DEPTH,
+                now=service.clock(),
+            )
+
+        try:
+            return await _score(queries, ranking)
+        finally:
+            await store.close()
+
+
+def _figures(ranks: list[int | None]) -> GroupFigures:
+    count = len(ranks)
+    return GroupFigures(
+        recall_at_1=sum(rank == 1 for rank in ranks) / count,
+        recall_at_3=sum(rank is not None and rank <= 3 for rank in ranks) / count,
+        mrr=sum(1 / rank for rank in ranks if rank) / count,
+        queries=count,
+    )
+
+
 async def _score(
     queries: list[EvalQuery], ranking: Callable[[EvalQuery], Awaitable[list[str]]]
 ) -> EvalReport:
-    hits_1 = hits_3 = 0
-    reciprocal = 0.0
+    ranks: list[int | None] = []
+    by_group: dict[str, list[int | None]] = {}
     misses = []
     for query in queries:
         ids = await ranking(query)
         rank = ids.index(query.expect) + 1 if query.expect in ids else None
-        hits_1 += rank == 1
-        hits_3 += rank is not None and rank <= 3
-        reciprocal += 1 / rank if rank else 0.0
+        ranks.append(rank)
+        if query.group:
+            by_group.setdefault(query.group, []).append(rank)
         if rank != 1:
             misses.append(EvalMiss(query=query.query, expect=query.expect, rank=rank, got=ids[:3]))
-    count = len(queries)
+    total = _figures(ranks)
     return EvalReport(
-        recall_at_1=hits_1 / count,
-        recall_at_3=hits_3 / count,
-        mrr=reciprocal / count,
-        queries=count,
+        **total.model_dump(),
         misses=misses,
+        groups={group: _figures(group_ranks) for group, group_ranks in sorted(by_group.items())},
     )

@@ -16,6 +16,8 @@ EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EMBEDDING_DIMENSION = 384
 
 Provenance = Literal["test-confirmed", "imported"]
+Label = Literal["weak", "possible", "strong"]
+LABELS: tuple[Label, ...] = ("weak", "possible", "strong")  # weakest first
 
 
 def utc_now() -> datetime:
@@ -91,13 +93,18 @@ class MemoryRecord(BaseModel):
 
 
 class MemorySearchResult(BaseModel):
-    """A record returned by a search; `score` is the cosine similarity to the query."""
+    """A record returned by a search. `rank` is its place in the fused ranking the search
+    used; `score` is its cosine similarity to the query; `vector_rank` and `keyword_rank`
+    are its places in each ranking (None: not among that ranking's candidates)."""
 
     model_config = ConfigDict(frozen=True)
 
     record: MemoryRecord
     score: float
     rank: int = Field(ge=1)
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    label: Label = "possible"
 
 
 class DeliveryStats(BaseModel):

@@ -16,7 +16,15 @@ from datetime import datetime
 
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
-from memory.records import MemoryRecord, MemorySearchResult, TestEvidence, utc_now
+from memory.ranking import at_least
+from memory.records import (
+    LABELS,
+    Label,
+    MemoryRecord,
+    MemorySearchResult,
+    TestEvidence,
+    utc_now,
+)
 from memory.safety import redact_secrets, sanitize_record
 from memory.signature import with_signature
 from memory.store import MemoryStore
@@ -29,6 +37,7 @@ MAX_PATHS = 50
 MAX_PATH_CHARS = 500
 MAX_DIFF_CHARS = 64_000
 DEFAULT_MIN_SCORE = 0.0
+DEFAULT_MIN_RELEVANCE: Label = "possible"
 
 _ID_NAMESPACE = uuid.NAMESPACE_URL
 
@@ -103,6 +112,7 @@ def format_search_results(results: Sequence[MemorySearchResult]) -> str:
         match: dict[str, object] = {
             "rank": result.rank,
             "memory_id": record.memory_id,
+            "relevance": result.label,
             "score": round(result.score, 4),
             "error_type": redact_secrets(record.error_type),
             "files": [redact_secrets(path) for path in record.file_paths],
@@ -131,13 +141,17 @@ class MemoryService:
         session_id: str,
         scope: str = "default",
         min_score: float = DEFAULT_MIN_SCORE,
+        min_relevance: Label = DEFAULT_MIN_RELEVANCE,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
+        if min_relevance not in LABELS:
+            raise MemoryValidationError(f"min_relevance must be one of {', '.join(LABELS)}")
         self.store = store
         self.embedder = embedder
         self.session_id = required_text(session_id, "session_id", 200)
         self.scope = required_text(scope, "scope", 200)
         self.min_score = min_score
+        self.min_relevance = min_relevance
         self.clock = clock
         self.last_query = ""
         self._confirmed: dict[str, TestEvidence | None] = {}
@@ -154,13 +168,15 @@ class MemoryService:
         top_k: int = 3,
         min_score: float | None = None,
         scope: str | None = None,
+        all_scopes: bool = False,
     ) -> list[MemorySearchResult]:
-        """Search without auditing: the ranking the tool uses, for people and evaluations."""
+        """Search without auditing: the ranking the tool uses, for people and evaluations;
+        in `scope` (default: the service's), or in every scope."""
         text = with_signature(query)
         return await self.store.search(
             await self.embedder.embed(text),
             text,
-            scope=scope or self.scope,
+            scope=None if all_scopes else scope or self.scope,
             error_type=error_type,
             top_k=top_k,
             min_score=self.min_score if min_score is None else min_score,
@@ -175,14 +191,16 @@ class MemoryService:
         *,
         response_id: str | None = None,
     ) -> SearchReport:
-        """The model's tool: validated, redacted, searched in this scope, and audited."""
+        """The model's tool: validated, redacted, searched in this scope, and audited; matches
+        labelled below `min_relevance` are neither delivered nor audited."""
         clean_query = required_text(query, "query", MAX_QUERY_CHARS)
         clean_error = (
             None
             if error_type is None
             else required_text(error_type, "error_type", MAX_ERROR_TYPE_CHARS)
         )
-        results = await self.find(clean_query, error_type=clean_error, top_k=validate_top_k(top_k))
+        found = await self.find(clean_query, error_type=clean_error, top_k=validate_top_k(top_k))
+        results = [r for r in found if at_least(r.label, self.min_relevance)]
         await self.store.record_deliveries(self.session_id, response_id, results)
         self.last_query = clean_query
         return SearchReport(clean_query, clean_error, results)

@@ -310,7 +310,7 @@ class SQLiteMemoryStore:
         vector: np.ndarray,
         query_text: str,
         *,
-        scope: str,
+        scope: str | None,
         error_type: str | None,
         top_k: int,
         min_score: float,
@@ -324,7 +324,7 @@ class SQLiteMemoryStore:
         self,
         vector: np.ndarray,
         query_text: str,
-        scope: str,
+        scope: str | None,
         error_type: str | None,
         top_k: int,
         min_score: float,
@@ -341,7 +341,8 @@ class SQLiteMemoryStore:
             if not by_vector:
                 return []
             by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
-            fused = ranking.fuse([[memory_id for memory_id, _ in by_vector], by_keyword])
+            vector_ids = [memory_id for memory_id, _ in by_vector]
+            fused = ranking.fuse(vector_ids, by_keyword)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
@@ -349,9 +350,13 @@ class SQLiteMemoryStore:
             best = ranking.best_fused(fused, cosine, min_score, top_k)
             records = self._records(best)
             return ranking.ranked(
-                (records[memory_id], cosine[memory_id])
-                for memory_id in best
-                if memory_id in records
+                (
+                    (records[memory_id], cosine[memory_id])
+                    for memory_id in best
+                    if memory_id in records
+                ),
+                {memory_id: rank for rank, memory_id in enumerate(vector_ids, start=1)},
+                {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
             )
 
     @contextlib.contextmanager
@@ -364,16 +369,31 @@ class SQLiteMemoryStore:
         finally:
             self._conn.execute("COMMIT")
 
-    def _keyword_ranking(
-        self, text: str, scope: str, error_key: str | None, now: datetime, limit: int
+    async def keyword_search(
+        self, text: str, *, scope: str | None, error_type: str | None, limit: int, now: datetime
     ) -> list[str]:
-        words = self._rare_words(ranking.keyword_words(text))
+        """Ids by plain BM25 over every word of `text`: the keyword baseline of `memory eval`."""
+        error_key = error_type.casefold() if error_type else None
+        return await self._run(
+            self._keyword_ranking, text, scope, error_key, now, limit, ranking.keyword_words
+        )
+
+    def _keyword_ranking(
+        self,
+        text: str,
+        scope: str | None,
+        error_key: str | None,
+        now: datetime,
+        limit: int,
+        words_of: Callable[[str], list[str]] | None = None,
+    ) -> list[str]:
+        words = words_of(text) if words_of else self._rare_words(ranking.keyword_words(text))
         if not words:
             return []
         match = " OR ".join(f'"{word}"' for word in words)
         rows = self._conn.execute(
             """SELECT m.memory_id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-               WHERE memories_fts MATCH ?1 AND m.scope = ?2
+               WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2)
                  AND (?3 IS NULL OR m.error_type_key = ?3)
                  AND (m.expires_epoch IS NULL OR m.expires_epoch > ?4)
                ORDER BY bm25(memories_fts) LIMIT ?5""",

@@ -36,12 +36,13 @@ class MemoryStore(Protocol):
         vector: np.ndarray,
         query_text: str,
         *,
-        scope: str,
+        scope: str | None,
         error_type: str | None,
         top_k: int,
         min_score: float,
         now: datetime,
-    ) -> list[MemorySearchResult]: ...
+    ) -> list[MemorySearchResult]:
+        """Best first by the store's ranking; `scope` None searches every scope."""
 
     async def list_records(
         self, *, scope: str | None = None, limit: int | None = None

@@ -89,13 +89,17 @@ class VectorIndex:
                 column[row] = column[last]
         self._ids.pop()
 
-    def candidates(self, scope: str, error_key: str | None, now_epoch: float) -> np.ndarray:
-        """Row numbers that pass scope, error type and expiry."""
+    def candidates(self, scope: str | None, error_key: str | None, now_epoch: float) -> np.ndarray:
+        """Row numbers that pass scope (None: every scope), error type and expiry."""
         used = len(self._ids)
-        scope_code = self._codes.get(scope)
-        if scope_code is None:
+        scope_code = self._codes.get(scope) if scope is not None else None
+        if scope is not None and scope_code is None:
             return np.empty(0, dtype=np.intp)
-        mask = self._scope[:used] == scope_code
+        mask = (
+            self._scope[:used] == scope_code
+            if scope_code is not None
+            else np.ones(used, dtype=bool)
+        )
         if error_key is not None:
             error_code = self._codes.get(error_key)
             if error_code is None:
@@ -105,7 +109,12 @@ class VectorIndex:
         return np.flatnonzero(mask)
 
     def top(
-        self, query: np.ndarray, scope: str, error_key: str | None, now_epoch: float, limit: int
+        self,
+        query: np.ndarray,
+        scope: str | None,
+        error_key: str | None,
+        now_epoch: float,
+        limit: int,
     ) -> list[tuple[str, float]]:
         """The `limit` most similar candidates as (memory_id, cosine), best first."""
         rows = self.candidates(scope, error_key, now_epoch)

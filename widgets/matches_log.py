@@ -55,7 +55,7 @@ class MatchesLog(OptionList):
             self._memory_ids[option_id] = match.memory_id
             options.append(
                 Option(
-                    f"  {match.rank}. [b $text-success]{match.score:.4f}[/] "
+                    f"  {match.rank}. {match.label} [b $text-success]{match.score:.4f}[/] "
                     f"{score_bar(match.score)} {match.memory_id[:8]} "
                     f"{escape(match.error_type)} · {escape(files)} · {stored}{flag}\n"
                     f"     {escape(match.fix_description)}",

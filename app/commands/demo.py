@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,7 +174,12 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     for text, held in checks:
         mark = "[yellow]-" if held is None else "[green]✓" if held else "[red]✗"
         console.print(f"{mark} {text}{' (not run: nothing stored)' if held is None else ''}[/]")
-    console.print(f"memory: {url}")
+    scope = sessions[0].plan.options.scope if sessions else "default"
+    console.print(f"memory: {url} · scope {scope}")
+    console.print(
+        "search it: astra-memory memory search "
+        f"{shlex.join(['--memory', url, '--scope', scope, 'QUERY'])}"
+    )
     if declined:
         console.print(
             "[yellow]the experiment is incomplete: alpha's tests passed, but the operator "

@@ -19,9 +19,16 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
+from memory import ranking
 from memory.embedder import shared_embedder
-from memory.evaluation import evaluate, fix_text_baseline, parse_queries
-from memory.records import MemoryRecord, counts_text, utc_now
+from memory.evaluation import (
+    evaluate,
+    fix_text_baseline,
+    keyword_baseline,
+    parse_queries,
+    resolve_expected,
+)
+from memory.records import MemoryRecord, MemorySearchResult, counts_text, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
 from memory.transfer import (
@@ -165,22 +172,47 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     service = MemoryService(store, _embedder(settings), session_id="cli", scope=args.scope)
     results = await service.find(
-        args.query, error_type=args.error_type, top_k=_top_k(args.top_k), min_score=args.min_score
+        args.query,
+        error_type=args.error_type,
+        top_k=_top_k(args.top_k),
+        min_score=args.min_score,
+        all_scopes=args.all_scopes,
     )
     if args.json:
         print(json.dumps([{"score": r.score, **r.record.model_dump(mode="json")} for r in results]))
         return 0
     if not results:
-        console.print(f"No matches in scope {escape(args.scope)!r}.")
+        where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
+        console.print(f"No matches in {escape(where)}.")
         return 0
     for r in results:
         console.print(
-            f"[bold]#{r.rank}  {r.score:.4f}[/]  {r.record.short_id}  "
-            f"{escape(r.record.error_type)}  {_markers(r.record)}"
+            f"[bold]#{r.rank}  {r.label}  {r.score:.4f}[/]  {r.record.short_id}  "
+            f"{escape(r.record.error_type)}"
+            + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
+            + f"  {_markers(r.record)}"
         )
         console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
+        if args.explain:
+            console.print(f"    [dim]{escape(explain(args.query, r))}[/]")
     return 0
+
+
+def _place(rank: int | None) -> str:
+    return f"#{rank}" if rank else "not among its candidates"
+
+
+def explain(query: str, result: MemorySearchResult) -> str:
+    """Why a match ranked where it did, in one line."""
+    why = ranking.why_matched(query, result.record)
+    return (
+        f"why: cosine {result.score:.4f} · vector rank {_place(result.vector_rank)} · "
+        f"keyword rank {_place(result.keyword_rank)} · "
+        f"shared terms: {', '.join(why.terms) or 'none'} · "
+        f"shared paths: {', '.join(why.paths) or 'none'} · "
+        f"shared signature: {', '.join(why.signature) or 'none'}"
+    )
 
 
 def _top_k(value: int) -> int:
@@ -312,22 +344,29 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    queries = parse_queries(_read_lines(args.queries))
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
+    queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     report = await evaluate(service, queries)
     baseline = await fix_text_baseline(service, queries) if args.baseline else None
+    bm25 = await keyword_baseline(service, queries) if args.bm25 else None
     if args.json:
-        payload = report.model_dump()
-        if baseline:
-            payload["baseline"] = baseline.model_dump(exclude={"misses"})
+        payload = report.model_dump(exclude=set() if report.groups else {"groups"})
+        for key, figures in (("baseline", baseline), ("bm25", bm25)):
+            if figures:
+                payload[key] = figures.model_dump(exclude={"misses"})
         print(json.dumps(payload))
         return 0
-    for name, figures in (("memory", report), ("fix text alone", baseline)):
+    for name, figures in (("memory", report), ("fix text alone", baseline), ("BM25 alone", bm25)):
         if figures:
             console.print(
                 f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
                 f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
             )
+    for group, figures in report.groups.items():
+        console.print(
+            f"  {escape(group)}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+            f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+        )
     for miss in report.misses:
         where = f"rank {miss.rank}" if miss.rank else "not in top 10"
         console.print(

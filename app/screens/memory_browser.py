@@ -143,7 +143,7 @@ class MemoryBrowserScreen(Screen):
             return
         if query:
             results = await backend.browser_service().find(query, top_k=10)
-            rows = [(r.record, f"{r.score:.4f}") for r in results]
+            rows = [(r.record, f"{r.label} {r.score:.4f}") for r in results]
         else:
             rows = [(record, "") for record in await backend.store.list_records(limit=LIST_LIMIT)]
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])

@@ -160,3 +160,15 @@ def test_a_declined_store_makes_the_demo_incomplete_not_failed(capsys, tmp_path)
     out = capsys.readouterr().out
     assert "declined storing its fix" in out and "✗" not in out
     assert "not run: nothing stored" in out
+
+
+def test_the_demo_summary_says_where_it_stored_and_how_to_search_there(capsys, tmp_path):
+    report = _report("alpha", stored=[])
+    plan = SessionPlan(SessionOptions(scope="demo-20260101-000000-abc123"), tmp_path, "a")
+    print_demo_summary([FinishedSession(plan, report, None)] * 2, 0, "sqlite:///m")
+    out = capsys.readouterr().out
+    assert "memory: sqlite:///m · scope demo-20260101-000000-abc123" in out
+    assert (
+        "astra-memory memory search --memory sqlite:///m --scope demo-20260101-000000-abc123 QUERY"
+        in out
+    )

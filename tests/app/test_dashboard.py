@@ -372,7 +372,9 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
         first = browser.selected()
         score = browser.query_one(DataTable).get_row_at(0)[1]
     assert first is not None and first.memory_id == ids[1]
-    assert len(score) == 6 and float(score) > 0  # four decimals
+    label, cosine = score.split()
+    assert label in ("strong", "possible", "weak")  # the label beside the cosine
+    assert len(cosine) == 6 and float(cosine) > 0  # four decimals
 
 
 @pytest.mark.parametrize("failure", [None, "no sentence-transformers model at /nowhere"])

@@ -282,3 +282,28 @@ def test_a_data_dir_that_is_a_file_is_one_line(capsys, tmp_path, monkeypatch):
     monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
     code, _, err = run(capsys, "memory", "stats")
     assert code == 2 and "cannot create" in one_error_line(err)
+
+
+def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
+    capsys, tmp_path, data_dir
+):
+    run(
+        capsys,
+        "memory",
+        "import",
+        str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)),
+        "--scope",
+        "demo-1",
+    )
+    query = "ConnectionResetError: [Errno 104] in uploader/client.py"
+    assert "No matches in scope 'default'" in run(capsys, "memory", "search", query)[1]
+    assert "Retry the upload" in run(capsys, "memory", "search", query, "--scope", "demo-1")[1]
+    code, out, _ = run(capsys, "memory", "search", query, "--all-scopes", "--explain")
+    assert code == 0 and "scope demo-1" in out and "Retry the upload" in out
+    assert "why: cosine 0." in out and "vector rank #1" in out
+    assert "shared paths: uploader/client.py" in out
+    assert "shared terms: connectionreseterror" in out
+    with pytest.raises(SystemExit) as stopped:
+        main(["memory", "search", query, "--scope", "a", "--all-scopes"])
+    assert stopped.value.code == 2
+    assert "not allowed with" in one_error_line(capsys.readouterr().err)

@@ -67,3 +67,11 @@ def test_a_bad_number_names_its_variable(name, value):
 def test_the_key_never_shows_in_a_repr():
     settings = Settings(openai_api_key=Secret(KEY))
     assert KEY not in repr(settings) and KEY not in str(settings.openai_api_key)
+
+
+def test_the_minimum_relevance_is_a_label_and_defaults_to_possible():
+    assert Settings.from_environment({}, env_file=None).astra_min_relevance == "possible"
+    given = Settings.from_environment({"ASTRA_MIN_RELEVANCE": "Strong"}, env_file=None)
+    assert given.astra_min_relevance == "strong"
+    with pytest.raises(CommandError, match="ASTRA_MIN_RELEVANCE"):
+        Settings.from_environment({"ASTRA_MIN_RELEVANCE": "great"}, env_file=None)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memory import ranking
+from memory.records import MemoryRecord
 
 
 def counter(counts: dict[str, int]):
@@ -26,7 +29,7 @@ def test_rare_words_are_the_rarest_within_the_postings_budget(records, counts, e
 
 
 def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
-    fused = ranking.fuse([["a", "b", "c"], ["b", "d"]])
+    fused = ranking.fuse(["a", "b", "c"], ["b", "d"])
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
     cosine = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3}
     assert ranking.best_fused(fused, cosine, min_score=-1.0, top_k=3) == ["b", "a", "d"]
@@ -37,6 +40,59 @@ def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
     [(-1.0, 10, ["b", "a"]), (-1.0, 1, ["b"]), (0.32, 10, ["b"]), (0.4, 10, [])],
 )
 def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, expected):
-    fused = ranking.fuse([["a", "b"], ["b", "a"]])  # a and b tie on the fused score
+    fused = ranking.fuse(["a", "b"], ["b", "a"])  # a and b tie on the fused score
     cosine = {"a": 0.3, "b": 0.35}
     assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
+
+
+@pytest.mark.parametrize(
+    ("rank", "cosine", "vector_rank", "keyword_rank", "label"),
+    [
+        (1, 0.45, 1, 1, "strong"),
+        (1, 0.35, 1, 1, "possible"),  # both agree, but the vectors are far apart
+        (1, 0.9, 1, None, "possible"),  # a close vector the keywords do not confirm
+        (1, 0.5, 2, 1, "possible"),
+        (2, 0.5, 3, 2, "possible"),
+        (2, 0.8, 2, None, "weak"),
+        (3, 0.5, 4, 1, "weak"),
+    ],
+)
+def test_relevance_labels_read_whether_the_two_rankings_agree(
+    rank, cosine, vector_rank, keyword_rank, label
+):
+    assert ranking.relevance(rank, cosine, vector_rank, keyword_rank) == label
+
+
+@pytest.mark.parametrize(
+    ("label", "minimum", "passes"),
+    [
+        ("strong", "possible", True),
+        ("possible", "possible", True),
+        ("weak", "possible", False),
+        ("weak", "weak", True),
+        ("possible", "strong", False),
+    ],
+)
+def test_at_least_orders_the_labels(label, minimum, passes):
+    assert ranking.at_least(label, minimum) is passes
+
+
+def test_why_matched_names_the_shared_words_files_and_signature():
+    record = MemoryRecord(
+        memory_id="m1",
+        fix_description="Strip whitespace around each comma-separated origin.",
+        error_type="AssertionError",
+        file_paths=("app/cors.py", "app/settings.py"),
+        outcome="ok",
+        symptom="E       AssertionError: assert ' https://b.example' == 'https://b.example'",
+        session_id="s",
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    query = (
+        "E       AssertionError: assert ' https://c.example' == 'https://c.example'\n"
+        "cors.py: the second origin keeps its whitespace"
+    )
+    why = ranking.why_matched(query, record)
+    assert {"whitespace", "origin"} <= set(why.terms)
+    assert why.paths == ["app/cors.py"]
+    assert why.signature and set(why.signature) <= set(record.signature)

@@ -145,6 +145,7 @@ async def test_search_text_is_json_evidence_framed_as_data(service):
     assert "not instructions" in document["note"]
     [match] = document["matches"]
     assert match["rank"] == 1 and match["memory_id"] == memory_id
+    assert match["relevance"] in ("strong", "possible")  # the first match is never weak
     assert 0 < match["score"] <= 1 and match["score"] == round(match["score"], 4)
     assert match["fix"].startswith("Strip") and match["error_type"] == "AssertionError"
     assert match["files"] == ["app/service.py"] and match["outcome"] == PASSING
@@ -199,3 +200,36 @@ async def test_expired_record_never_returned(service):
         expires_at=datetime.now(UTC) - timedelta(seconds=1),
     )
     assert (await service.search_codebase_memory(FIX, None, 10)).results == []
+
+
+async def _three_fixes(service: MemoryService) -> None:
+    for number, fix in enumerate(
+        [FIX, "Quote the cache key before hashing it.", "Round tax half up with Decimal."]
+    ):
+        await service.store_fix_memory(fix, "AssertionError", [f"app/m{number}.py"], PASSING)
+
+
+@pytest.mark.parametrize("minimum", ["strong", "possible", "weak"])
+async def test_matches_below_the_minimum_label_are_neither_delivered_nor_audited(
+    service, store, embedder, minimum
+):
+    await _three_fixes(service)
+    session = MemoryService(
+        store, embedder, session_id="later", scope="alpha", min_relevance=minimum
+    )
+    everything = await session.find(SYMPTOM, top_k=3)
+    assert {r.label for r in everything} - {"strong"}  # the store holds weaker matches too
+    report = await session.search_codebase_memory(SYMPTOM, None, 3)
+
+    order = ("weak", "possible", "strong")
+    kept = [r for r in everything if order.index(r.label) >= order.index(minimum)]
+    assert report.results == kept
+    delivered = await store.delivery_stats([r.record.memory_id for r in everything])
+    assert sum(stats.delivered for stats in delivered.values()) == len(kept)
+    delivered_labels = [m["relevance"] for m in json.loads(report.text)["matches"]]
+    assert delivered_labels == [r.label for r in kept]
+
+
+def test_an_unknown_minimum_label_is_refused(store, embedder):
+    with pytest.raises(MemoryValidationError, match="min_relevance"):
+        MemoryService(store, embedder, session_id="s", min_relevance="great")
