@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedder import EmbedderUnavailableError, SentenceTransformerEmbedder
+from memory.embedder import EmbedderUnavailableError
 from memory.embedding_process import ProcessEmbedder
+from memory.torch_embedder import SentenceTransformerEmbedder
 
 TEXTS = [
     "AssertionError: expected 3 origins, got 1",
