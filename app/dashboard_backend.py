@@ -36,6 +36,7 @@ class DashboardBackend:
         store: MemoryStore,
         scope: str,
         embedder: Embedder | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -45,6 +46,7 @@ class DashboardBackend:
                 settings.astra_embedding_model_path,
                 kind=settings.astra_embedder,
                 data_dir=settings.data_dir,
+                progress=progress,
             )
             if embedder is None
             else None
@@ -53,10 +55,16 @@ class DashboardBackend:
 
     @classmethod
     def open(
-        cls, settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
+        cls,
+        settings: Settings,
+        memory_url: str,
+        scope: str,
+        embedder: Embedder | None,
+        progress: Callable[[str], None] | None = None,
     ) -> DashboardBackend:
-        """Open the store; the embedder is the one given, else the model in a child process."""
-        return cls(settings, open_store(memory_url), scope, embedder)
+        """Open the store; the embedder is the one given, else the model in a child process,
+        whose news for the operator (the export's steps, a fallback) go to `progress`."""
+        return cls(settings, open_store(memory_url), scope, embedder, progress)
 
     def load_model(self) -> None:
         """Start the child process and wait until it has loaded the model."""
