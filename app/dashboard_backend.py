@@ -3,7 +3,9 @@
 Importing this pulls in the agent, memory and HTTP layers (numpy, pydantic, httpx), which
 takes longer than the dashboard's whole first frame, so the session queue imports and opens
 it in a thread (app/session_queue.py). The embedding model runs in a child process: loading
-torch holds the GIL for hundreds of milliseconds, which would stall the UI even from a thread.
+torch (the fallback, and the first-use export) holds the GIL for hundreds of milliseconds,
+and even the ONNX embedder loaded in a thread stalled the loop about three times longer
+than the child does (bench/bench_model_process.py, figures in the README).
 """
 
 from __future__ import annotations
