@@ -3,7 +3,9 @@
 Importing this pulls in the agent, memory and HTTP layers (numpy, pydantic, httpx), which
 takes longer than the dashboard's whole first frame, so the session queue imports and opens
 it in a thread (app/session_queue.py). The embedding model runs in a child process: loading
-torch holds the GIL for hundreds of milliseconds, which would stall the UI even from a thread.
+torch (the fallback, and the first-use export) holds the GIL for hundreds of milliseconds,
+and even the ONNX embedder loaded in a thread stalled the loop about three times longer
+than the child does (bench/bench_model_process.py, figures in the README).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class DashboardBackend:
         store: MemoryStore,
         scope: str,
         embedder: Embedder | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -45,6 +48,7 @@ class DashboardBackend:
                 settings.astra_embedding_model_path,
                 kind=settings.astra_embedder,
                 data_dir=settings.data_dir,
+                progress=progress,
             )
             if embedder is None
             else None
@@ -53,10 +57,16 @@ class DashboardBackend:
 
     @classmethod
     def open(
-        cls, settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
+        cls,
+        settings: Settings,
+        memory_url: str,
+        scope: str,
+        embedder: Embedder | None,
+        progress: Callable[[str], None] | None = None,
     ) -> DashboardBackend:
-        """Open the store; the embedder is the one given, else the model in a child process."""
-        return cls(settings, open_store(memory_url), scope, embedder)
+        """Open the store; the embedder is the one given, else the model in a child process,
+        whose news for the operator (the export's steps, a fallback) go to `progress`."""
+        return cls(settings, open_store(memory_url), scope, embedder, progress)
 
     def load_model(self) -> None:
         """Start the child process and wait until it has loaded the model."""

@@ -11,8 +11,9 @@ it is open (the browser's `MemoryAccess`). Nothing here imports Textual or a hea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -172,7 +173,12 @@ class SessionQueue:
     async def _open(self) -> None:
         self.set_status("opening the memory store…")
         self.backend = await asyncio.to_thread(
-            open_backend, self.settings, self.memory_url, self.scope, self.embedder
+            open_backend,
+            self.settings,
+            self.memory_url,
+            self.scope,
+            self.embedder,
+            self._model_says(asyncio.get_running_loop()),
         )
         problem = await self.backend.store_problem()
         if problem is not None:  # said in the header and the browser before any session
@@ -186,6 +192,21 @@ class SessionQueue:
         # that a session's churn triggers skip it instead of stalling the loop 40-100 ms.
         gc.freeze()
         self.set_status("memory ready")
+
+    def _model_says(self, loop: asyncio.AbstractEventLoop) -> Callable[[str], None]:
+        """Show what the model process says (the first export's steps, the fallback's
+        warning) in the status; it calls from its own thread, so hop onto the loop."""
+
+        def show(message: str) -> None:
+            self.set_status(f"embedding model: {message}")
+            if message.startswith("warning:"):
+                self.view.notify(message, title="Embedding model", severity="warning")
+
+        def says(message: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the app has closed its loop
+                loop.call_soon_threadsafe(show, message)
+
+        return says
 
     async def _run_session(self, plan: SessionPlan) -> None:
         options = plan.options
@@ -249,9 +270,13 @@ class SessionQueue:
 
 
 def open_backend(
-    settings: Settings, memory_url: str, scope: str, embedder: Embedder | None
+    settings: Settings,
+    memory_url: str,
+    scope: str,
+    embedder: Embedder | None,
+    progress: Callable[[str], None] | None = None,
 ) -> DashboardBackend:
     """Import and open the non-UI half; this blocks for ~0.5 s, so it runs in a thread."""
     from app.dashboard_backend import DashboardBackend
 
-    return DashboardBackend.open(settings, memory_url, scope, embedder)
+    return DashboardBackend.open(settings, memory_url, scope, embedder, progress)

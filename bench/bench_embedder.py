@@ -78,8 +78,8 @@ def cold_search(data_dir: Path, runs: int) -> dict:
 
 
 def embedding_speed(data_dir: Path) -> dict:
-    from memory.embedder import SentenceTransformerEmbedder
     from memory.onnx_embedder import OnnxEmbedder
+    from memory.torch_embedder import SentenceTransformerEmbedder
 
     queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").open()]
     fixes = [json.loads(line) for line in (DATA / "fixes.jsonl").open()]
@@ -139,20 +139,20 @@ def dashboard_model(data_dir: Path) -> dict:
 
 
 def sweep(data_dir: Path) -> list[dict]:
-    from memory import onnx_embedder
-    from memory.embedder import resolve_model_path
+    from memory import onnx_encoder
+    from memory.model_files import onnx_path, resolve_model_path
 
     model_path = resolve_model_path()
-    onnx_file = onnx_embedder.onnx_path(model_path, data_dir)
+    onnx_file = onnx_path(model_path, data_dir)
     queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").open()][:60]
     batch = (queries * 5)[:256]
     rows = []
     for threads in (1, 2):
         for level in ("ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"):
-            onnx_embedder.INTRA_OP_THREADS = threads
-            onnx_embedder.GRAPH_OPTIMIZATION = level
+            onnx_encoder.INTRA_OP_THREADS = threads
+            onnx_encoder.GRAPH_OPTIMIZATION = level
             started = time.perf_counter()
-            encoder = onnx_embedder.OnnxEncoder(onnx_file, model_path)
+            encoder = onnx_encoder.OnnxEncoder(onnx_file, model_path)
             load = time.perf_counter() - started
             singles = []
             for query in queries:

@@ -9,7 +9,9 @@ the payload's length as a little-endian uint32) and a payload. A request is a JS
 texts (status OK); the answer is their vectors as little-endian float32 rows (OK) or a
 one-line reason (ERROR). The parent checks every answer's shape and waits for it only so
 long, so a child that writes garbage or hangs is stopped, never waited on forever. The
-child exits when its stdin closes; `close` kills it at once, even mid-load.
+child exits when its stdin closes; `close` kills it at once, even mid-load. What the child
+says for the operator (the export's steps, the fallback's warning: stderr lines starting
+`astra-memory: `) reaches the parent's `progress`; the rest of its stderr is dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import BinaryIO
 
 import numpy as np
@@ -41,6 +43,7 @@ LOAD_TIMEOUT_S = 300.0  # the model loads in ~5 s; a busy machine can take many 
 EMBED_TIMEOUT_S = 60.0  # plus EMBED_TIMEOUT_PER_TEXT_S for each text of a batch
 EMBED_TIMEOUT_PER_TEXT_S = 0.05
 MAX_ERROR_BYTES = 64 * 1024
+SAYS = b"astra-memory: "  # the prefix of the child's lines meant for the operator
 
 
 def write_frame(stream: BinaryIO, status: int, payload: bytes) -> None:
@@ -72,10 +75,12 @@ class ProcessEmbedder:
         *,
         kind: str = "torch",
         data_dir: str | os.PathLike[str] | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self._configured_path = model_path
         self._kind = kind
         self._data_dir = data_dir
+        self._progress = progress  # called from a reader thread with each line the child says
         self._env = os.environ if env is None else env
         self._process: subprocess.Popen[bytes] | None = None  # loaded and answering
         self._starting: subprocess.Popen[bytes] | None = None  # loading the model
@@ -147,11 +152,15 @@ class ProcessEmbedder:
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if self._progress is None else subprocess.PIPE,
             env=scrub_environment(self._env),
             bufsize=0,  # unbuffered, so select() on its stdout sees every byte
             start_new_session=True,  # the terminal's Ctrl+C is for the parent
         )
+        if process.stderr is not None and self._progress is not None:
+            threading.Thread(
+                target=relay_says, args=(process.stderr, self._progress), daemon=True
+            ).start()
         self._starting = process
         try:
             self._exchange(process, ["dimension probe"], LOAD_TIMEOUT_S)
@@ -228,6 +237,15 @@ class ProcessEmbedder:
         except subprocess.TimeoutExpired:
             process.kill()
             return process.wait()
+
+
+def relay_says(stderr: BinaryIO, progress: Callable[[str], None]) -> None:
+    """Pass on each line of the child's stderr meant for the operator, until it closes;
+    reading every line keeps a chatty child from blocking on a full pipe."""
+    with stderr:
+        for line in stderr:
+            if line.startswith(SAYS):
+                progress(line[len(SAYS) :].decode(errors="replace").strip())
 
 
 def serve(requests: BinaryIO, answers: BinaryIO, embedder: Embedder) -> int:

@@ -2,9 +2,9 @@
 
 Run by `OnnxEmbedder` on first use or by `astra-memory model prepare`; the only module on
 the ONNX path that imports torch (and `onnx`, which torch's exporter needs to write the
-file). The file is written under a temporary name, checked, then renamed into place: a
-process killed part-way leaves no file under the real name, only a temporary one that a
-later export removes.
+file), and only once it runs, so importing it costs nothing. The file is written under a
+temporary name, checked, then renamed into place: a process killed part-way leaves no file
+under the real name, only a temporary one that a later export removes.
 """
 
 from __future__ import annotations
@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from memory.embedder import SentenceTransformerEmbedder
 from memory.errors import EmbedderUnavailableError
-from memory.onnx_embedder import OnnxEncoder, Progress
+from memory.onnx_encoder import OnnxEncoder
+from memory.torch_embedder import SentenceTransformerEmbedder
+
+Progress = Callable[[str], None]  # told each step, for a user waiting on the first export
 
 OPSET = 17
 MIN_COSINE = 0.9999

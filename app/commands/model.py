@@ -10,8 +10,8 @@ from app.settings import Settings
 
 async def model(args: argparse.Namespace, settings: Settings) -> int:
     """Export and check the ONNX embedder into the data dir; once made, say where it is."""
-    from memory.embedder import resolve_model_path
-    from memory.onnx_embedder import onnx_path, say_on_stderr
+    from memory.model_files import onnx_path, resolve_model_path
+    from memory.onnx_embedder import say_on_stderr
     from memory.onnx_export import export_model
 
     model_path = resolve_model_path(settings.astra_embedding_model_path)

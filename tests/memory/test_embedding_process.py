@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedder import EmbedderUnavailableError, SentenceTransformerEmbedder
+from memory.embedder import EmbedderUnavailableError
 from memory.embedding_process import ProcessEmbedder
+from memory.torch_embedder import SentenceTransformerEmbedder
 
 TEXTS = [
     "AssertionError: expected 3 origins, got 1",
@@ -199,3 +200,24 @@ def test_garbage_on_the_childs_stdout_stops_it(tmp_path):
         embedder.load()
     assert time.monotonic() - started < 10
     assert not embedder.loaded
+
+
+def test_what_the_child_says_for_the_operator_reaches_progress_and_nothing_else(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\nfrom memory.onnx_embedder import say_on_stderr\n"
+        "print('a library warning', file=sys.stderr)\n"
+        "say_on_stderr('exporting it to ONNX (model.onnx)')\n",
+        encoding="utf-8",
+    )
+    said: list[str] = []
+    embedder = ProcessEmbedder(
+        tmp_path / "no-model",
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+        progress=said.append,
+    )
+    with pytest.raises(EmbedderUnavailableError, match="no-model"):
+        embedder.load()
+    deadline = time.monotonic() + 10
+    while not said and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert said == ["exporting it to ONNX (model.onnx)"]

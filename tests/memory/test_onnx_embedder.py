@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from memory import onnx_export
-from memory.embedder import SentenceTransformerEmbedder, resolve_model_path
 from memory.errors import EmbedderUnavailableError
-from memory.onnx_embedder import OnnxEmbedder, onnx_path
+from memory.model_files import onnx_path, resolve_model_path
+from memory.onnx_embedder import OnnxEmbedder
 from memory.records import EMBEDDING_MODEL
 from memory.signature import with_signature
+from memory.torch_embedder import SentenceTransformerEmbedder
 from memory.transfer import parse_import
 
 DATA = Path(__file__).with_name("data")
@@ -96,7 +97,7 @@ def test_a_killed_export_leaves_nothing_under_the_real_name(tmp_path):
     target = onnx_path(resolve_model_path(), tmp_path)
     script = (
         "import os, sys; from pathlib import Path; from memory import onnx_export;"
-        "from memory.embedder import resolve_model_path;"
+        "from memory.model_files import resolve_model_path;"
         "onnx_export.check_export = lambda *a: os.kill(os.getpid(), 9);"
         "onnx_export.export_model(resolve_model_path(), Path(sys.argv[1]), print)"
     )

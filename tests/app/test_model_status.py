@@ -1,0 +1,48 @@
+"""What the dashboard's model process says (the first export's steps, the fallback's
+warning) shows in the header status; it arrives from a reader thread, off the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from app.options import SessionOptions
+from app.session_queue import SessionQueue
+
+
+class View:
+    def __init__(self) -> None:
+        self.statuses: list[str] = []
+        self.notices: list[tuple[str, str]] = []
+
+    def show_status(self, status: str) -> None:
+        self.statuses.append(status)
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information", **_):
+        self.notices.append((message, severity))
+
+
+async def test_the_model_process_steps_and_its_warning_reach_the_status(settings):
+    view = View()
+    queue = SessionQueue(settings, SessionOptions(), [], view)
+    says = queue._model_says(asyncio.get_running_loop())
+    for message in ("exporting it to ONNX (x.onnx)", "warning: the ONNX embedder is unavailable"):
+        thread = threading.Thread(target=says, args=(message,))
+        thread.start()
+        thread.join()
+    await asyncio.sleep(0)
+    assert view.statuses == [
+        "embedding model: exporting it to ONNX (x.onnx)",
+        "embedding model: warning: the ONNX embedder is unavailable",
+    ]
+    assert queue.status == view.statuses[-1]
+    assert view.notices == [("warning: the ONNX embedder is unavailable", "warning")]
+
+
+def test_news_after_the_app_closed_its_loop_are_dropped(settings):
+    loop = asyncio.new_event_loop()
+    view = View()
+    says = SessionQueue(settings, SessionOptions(), [], view)._model_says(loop)
+    loop.close()
+    says("checking the export against sentence-transformers")
+    assert view.statuses == []
