@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import sqlite3
 import threading
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -32,46 +31,10 @@ from memory.records import (
     StoreStats,
     utc_now,
 )
+from memory.sqlite_rows import readable_vectors, record_from_json, vector_blob
 from memory.vector_index import VectorIndex
 
 T = TypeVar("T")
-
-
-class CorruptRecordWarning(UserWarning):
-    """A row whose vector or JSON cannot be read: skipped, the other rows still served."""
-
-
-def _skip(memory_id: str, what: str) -> None:
-    warnings.warn(f"skipping memory record {memory_id}: {what}", CorruptRecordWarning, stacklevel=2)
-
-
-def _readable_vectors(
-    rows: Iterable[tuple[str, str, str, float | None, bytes]],
-) -> Iterator[tuple[str, str, str, float | None, bytes]]:
-    for row in rows:
-        blob = row[4]
-        if isinstance(blob, bytes) and len(blob) == EMBEDDING_DIMENSION * 4:
-            yield row
-        else:
-            _skip(row[0], "its vector is not 384 float32 values")
-
-
-def _record(memory_id: str, body: object) -> MemoryRecord | None:
-    """The row's record, or None (with a warning naming it) if its JSON does not parse."""
-    try:
-        return MemoryRecord.model_validate_json(body)  # type: ignore[arg-type]
-    except (ValueError, TypeError) as exc:
-        _skip(memory_id, f"its record_json is unreadable ({type(exc).__name__})")
-        return None
-
-
-def _vector_blob(vector: np.ndarray) -> bytes:
-    vector = np.asarray(vector, dtype="<f4").reshape(-1)
-    if vector.shape[0] != EMBEDDING_DIMENSION:
-        raise MemoryStoreError(
-            f"vector has {vector.shape[0]} entries, expected {EMBEDDING_DIMENSION}"
-        )
-    return vector.tobytes()
 
 
 class SQLiteMemoryStore:
@@ -125,7 +88,7 @@ class SQLiteMemoryStore:
         rows = self._conn.execute(
             "SELECT memory_id, scope, error_type_key, expires_epoch, embedding FROM memories"
         )
-        self._index.reload(_readable_vectors(rows))
+        self._index.reload(readable_vectors(rows))
         self._data_version = version
 
     # -- writes ------------------------------------------------------------------------
@@ -176,7 +139,7 @@ class SQLiteMemoryStore:
             " ".join(record.file_paths),
             " ".join(record.signature),
             record.model_dump_json(),
-            _vector_blob(vector),
+            vector_blob(vector),
         )
 
     async def delete(self, memory_id: str) -> bool:
@@ -227,7 +190,7 @@ class SQLiteMemoryStore:
         row = self._conn.execute(
             "SELECT record_json FROM memories WHERE memory_id = ?", (memory_id,)
         ).fetchone()
-        return _record(memory_id, row[0]) if row else None
+        return record_from_json(memory_id, row[0]) if row else None
 
     async def list_records(
         self, *, scope: str | None = None, limit: int | None = None
@@ -240,7 +203,7 @@ class SQLiteMemoryStore:
             "ORDER BY timestamp DESC, id DESC LIMIT ?2",
             (scope, -1 if limit is None else limit),
         )
-        records = (_record(memory_id, body) for memory_id, body in rows)
+        records = (record_from_json(memory_id, body) for memory_id, body in rows)
         return [record for record in records if record is not None]
 
     async def count(self) -> int:
@@ -418,7 +381,7 @@ class SQLiteMemoryStore:
             f"WHERE memory_id IN ({','.join('?' * len(memory_ids))})",
             memory_ids,
         )
-        records = {memory_id: _record(memory_id, body) for memory_id, body in rows}
+        records = {memory_id: record_from_json(memory_id, body) for memory_id, body in rows}
         return {memory_id: record for memory_id, record in records.items() if record}
 
     async def close(self) -> None:

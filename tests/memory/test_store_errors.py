@@ -12,7 +12,7 @@ import pytest
 
 from memory import migrations
 from memory.errors import MemoryStoreError
-from memory.sqlite_store import CorruptRecordWarning
+from memory.sqlite_rows import CorruptRecordWarning
 from memory.store import open_store
 from tests.fakes import PASSING
 
