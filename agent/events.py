@@ -152,12 +152,14 @@ class StoreProposed(_Event):
     event: Literal["store_proposed"] = "store_proposed"
     record: dict[str, Any]
     nearest: list[MatchBrief]
+    duplicate_of: str | None = None  # a near-duplicate's id: yes confirms it again
 
 
 class StoreDecided(_Event):
     event: Literal["store_decided"] = "store_decided"
     memory_id: str
     approved: bool
+    times_confirmed: int = 1  # above 1: an existing record was confirmed again
 
 
 class SessionNote(_Event):

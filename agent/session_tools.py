@@ -261,16 +261,26 @@ class SessionTools:
             response_id=response_id,
         )
         nearest = await self.memory.nearest(record)
+        duplicate = self.memory.duplicate_of(record, nearest)
         self.emit(
             ev.StoreProposed(
-                record=record.model_dump(mode="json"), nearest=[match_brief(r) for r in nearest]
+                record=record.model_dump(mode="json"),
+                nearest=[match_brief(r) for r in nearest],
+                duplicate_of=duplicate.memory_id if duplicate else None,
             )
         )
-        approved = await self.supervisor.confirm_store(StoreProposal(record, nearest))
-        if not approved:
+        proposal = StoreProposal(record, nearest, duplicate)
+        if not await self.supervisor.confirm_store(proposal):
             self.emit(ev.StoreDecided(memory_id=record.memory_id, approved=False))
             return "DECLINED: the operator chose not to store this fix; nothing was written."
-        memory_id = await self.memory.commit(record)  # "stored" only once it is committed
+        if duplicate is None:
+            memory_id, times = await self.memory.commit(record), 1  # "stored" once committed
+        else:
+            confirmed = await self.memory.confirm_again(duplicate, record)
+            memory_id, times = confirmed.memory_id, confirmed.times_confirmed
         self.stored.append(memory_id)
-        self.emit(ev.StoreDecided(memory_id=memory_id, approved=True))
-        return json.dumps({"stored": True, "memory_id": memory_id})
+        self.emit(ev.StoreDecided(memory_id=memory_id, approved=True, times_confirmed=times))
+        answer: dict[str, object] = {"stored": True, "memory_id": memory_id}
+        if duplicate is not None:
+            answer |= {"confirmed_again": True, "times_confirmed": times}
+        return json.dumps(answer)

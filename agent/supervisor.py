@@ -37,10 +37,19 @@ class CostQuote:
 
 @dataclass(frozen=True)
 class StoreProposal:
-    """The exact record a store would write, beside what memory already holds."""
+    """The exact record a store would write, beside what memory already holds; when the
+    nearest record is a near-duplicate (`duplicate_of`), yes confirms that one again instead."""
 
     record: MemoryRecord
     nearest: list[MemorySearchResult]
+    duplicate_of: MemoryRecord | None = None
+
+    def confirm_again_text(self) -> str:
+        """`confirm again: <short id>, confirmed N times` (N counting this one), or ""."""
+        other = self.duplicate_of
+        if other is None:
+            return ""
+        return f"confirm again: {other.short_id}, confirmed {other.times_confirmed + 1} times"
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,13 @@ class HeadlessSupervisor:
             return self.store == "yes"
         record = proposal.record
         flags = f" FLAGGED: {'; '.join(record.flags)}." if record.flags else ""
+        if proposal.duplicate_of is not None:
+            return await asyncio.to_thread(
+                self.ask,
+                f"Fix {record.short_id} ({record.error_type}, {', '.join(record.file_paths)}): "
+                f"{record.fix_description}{flags} It repeats a stored record: "
+                f"{proposal.confirm_again_text()}. Confirm it again?",
+            )
         return await asyncio.to_thread(
             self.ask,
             f"Store fix {record.short_id} ({record.error_type}, {', '.join(record.file_paths)}): "
@@ -156,6 +163,8 @@ class EventPrinter:
                 )
             case ev.StoreDecided():
                 verdict = "stored" if event.approved else "declined, nothing written"
+                if event.approved and event.times_confirmed > 1:
+                    verdict = f"confirmed again, {event.times_confirmed} times"
                 return f"  memory write {event.memory_id[:8]}: {verdict}"
             case ev.SessionNote():
                 colour = {"info": "blue", "warning": "yellow", "error": "red"}[event.level]

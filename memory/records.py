@@ -46,8 +46,26 @@ class TestEvidence(BaseModel):
     failing: TestEvidence | None = None
 
 
+class Confirmation(BaseModel):
+    """A later session whose tests confirmed the same fix again ("confirm again"): kept on
+    the record instead of a second, near-identical record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    confirmed_at: datetime
+    evidence: TestEvidence | None = None
+    symptom: str = ""
+
+    @field_validator("confirmed_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime | None:
+        return _require_aware(value)
+
+
 class MemoryRecord(BaseModel):
-    """One confirmed (or imported) fix, with the proof and the failure it answered."""
+    """One confirmed (or imported) fix, with the proof and the failure it answered, and each
+    later confirmation of it. Records stored before confirmations existed load with none."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -67,6 +85,7 @@ class MemoryRecord(BaseModel):
     provenance: Provenance = "test-confirmed"
     evidence: TestEvidence | None = None
     flags: tuple[str, ...] = ()
+    confirmations: tuple[Confirmation, ...] = ()
 
     @field_validator("timestamp", "expires_at")
     @classmethod
@@ -76,6 +95,11 @@ class MemoryRecord(BaseModel):
     @property
     def short_id(self) -> str:
         return self.memory_id[:8]
+
+    @property
+    def times_confirmed(self) -> int:
+        """The first confirmation (the store) and every "confirm again" since."""
+        return 1 + len(self.confirmations)
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now

@@ -19,6 +19,7 @@ from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
 from memory.ranking import at_least
 from memory.records import (
     LABELS,
+    Confirmation,
     Label,
     MemoryRecord,
     MemorySearchResult,
@@ -38,6 +39,11 @@ MAX_PATH_CHARS = 500
 MAX_DIFF_CHARS = 64_000
 DEFAULT_MIN_SCORE = 0.0
 DEFAULT_MIN_RELEVANCE: Label = "possible"
+# "Confirm again" rather than a second record: the nearest record names the same files,
+# has the same failure signature and a vector this close. The same repair described in
+# other words by another session measures 0.93-0.99 with the reference model; a different
+# fix in the same files stays below 0.9 unless its words nearly repeat.
+DUPLICATE_COSINE = 0.9
 
 _ID_NAMESPACE = uuid.NAMESPACE_URL
 
@@ -281,6 +287,44 @@ class MemoryService:
         )
         others = [r for r in results if r.record.memory_id != record.memory_id][:top_k]
         return [r.model_copy(update={"rank": rank}) for rank, r in enumerate(others, start=1)]
+
+    @staticmethod
+    def duplicate_of(
+        record: MemoryRecord, nearest: Sequence[MemorySearchResult]
+    ) -> MemoryRecord | None:
+        """The nearest record if `record` is a near-duplicate of it (same set of files, same
+        failure signature, cosine >= DUPLICATE_COSINE): it should be confirmed again, not
+        stored twice."""
+        if not nearest:
+            return None
+        closest = nearest[0]
+        other = closest.record
+        same = (
+            set(other.file_paths) == set(record.file_paths)
+            and other.signature == record.signature
+            and closest.score >= DUPLICATE_COSINE
+        )
+        return other if same else None
+
+    async def confirm_again(self, existing: MemoryRecord, record: MemoryRecord) -> MemoryRecord:
+        """Add `record`'s session, time, evidence and symptom to `existing` as one more
+        confirmation, written with its stored vector in one transaction; no second record."""
+        current = await self.store.get(existing.memory_id) or existing
+        confirmation = Confirmation(
+            session_id=record.session_id,
+            confirmed_at=record.timestamp,
+            evidence=record.evidence,
+            symptom=record.symptom,
+        )
+        updated = current.model_copy(
+            update={"confirmations": (*current.confirmations, confirmation)}
+        )
+        vectors = await self.store.vectors([current.memory_id])
+        vector = vectors.get(current.memory_id)
+        if vector is None:
+            vector = await self.embedder.embed(current.embedding_text())
+        await self.store.upsert_many([(updated, vector)])
+        return updated
 
     async def end_session(self, tests_green: bool) -> None:
         """Tell the audit whether this session's tests ended green, for every record it got."""

@@ -37,6 +37,13 @@ def record_renderable(
     facts.add_row("session", record.session_id)
     facts.add_row("stored at", f"{record.timestamp:%Y-%m-%d %H:%M:%S %Z}")
     facts.add_row("provenance", record.provenance)
+    if record.confirmations:
+        last = record.confirmations[-1]
+        facts.add_row(
+            "confirmed",
+            f"{record.times_confirmed} times; last {last.confirmed_at:%Y-%m-%d %H:%M} "
+            f"by session {last.session_id}",
+        )
     if record.evidence is not None:
         e = record.evidence
         facts.add_row(

@@ -1,4 +1,5 @@
-"""Confirm a memory write: the exact record beside the nearest records already stored."""
+"""Confirm a memory write: the exact record beside the nearest records already stored, or,
+when the nearest is a near-duplicate, confirming that record again (same y/n keys)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from app.screens.yes_no_modal import Choice, YesNoModal
 from widgets import RecordView
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class StoreModal(YesNoModal):
-    """Answers True (store) or False (reject: nothing is written)."""
+    """Answers True (store, or confirm the duplicate again) or False (nothing is written)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Store", id="store.store"),
@@ -25,12 +27,13 @@ class StoreModal(YesNoModal):
 
     def __init__(self, proposal: StoreProposal) -> None:
         record = proposal.record
-        title = f"Store fix {record.short_id} in memory?"
+        again = proposal.confirm_again_text()
+        title = f"{again}?" if again else f"Store fix {record.short_id} in memory?"
         if record.flags:
             title += "  ⚑ FLAGGED"
         super().__init__(
             title,
-            Choice("Store", "success", "store"),
+            Choice("Confirm again" if again else "Store", "success", "store"),
             Choice("Reject", "error", "reject"),
             wide=True,
         )
@@ -38,4 +41,11 @@ class StoreModal(YesNoModal):
 
     def compose_body(self) -> ComposeResult:
         with VerticalScroll(id="store-body"):
+            if self.proposal.duplicate_of is not None:
+                yield Static(
+                    f"{self.proposal.confirm_again_text()}: the nearest record names the same "
+                    "files and failure signature, so y adds this session's evidence to it; "
+                    "no second record is made.",
+                    id="store-confirm-again",
+                )
             yield RecordView(self.proposal.record, self.proposal.nearest, id="store-record")

@@ -111,11 +111,17 @@ def session(store, workspace, server, tmp_path):
     """Builds an agent wired to the loopback server; returns (agent, events, operator)."""
 
     def build(
-        *, operator=None, guard=None, limits=None, options=None, key="sk-test-key-0000000000000000"
+        *,
+        operator=None,
+        guard=None,
+        limits=None,
+        options=None,
+        key="sk-test-key-0000000000000000",
+        session_id="loop-test",
     ):
         events: list = []
         operator = operator or Operator()
-        memory = MemoryService(store, HashEmbedder(), session_id="loop-test", scope="loop")
+        memory = MemoryService(store, HashEmbedder(), session_id=session_id, scope="loop")
         tools = WorkspaceTools(
             workspace, base_env={"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": key}, test_timeout_s=60
         )
@@ -172,6 +178,41 @@ async def test_a_whole_session_chains_answers_every_call_and_stores_the_fix(sess
     assert len(operator.proposals) == 1 and operator.proposals[0].record == record
     assert report.tests.passed == 2 and report.model_requests == 6 and report.tool_calls == 6
     assert report.first_search_turn == 2 and report.first_edit_turn == 3
+
+
+async def test_the_same_fix_from_a_later_session_is_confirmed_again_not_stored_twice(
+    session, server, store, workspace
+):
+    for body in HAPPY:
+        server.enqueue(body)
+    first, _, _ = session()
+    [memory_id] = (await first.run("fix it")).stored_memory_ids
+
+    (workspace / "app.py").write_text(BUGGY)  # the same bug again, in a later session
+    for body in HAPPY:
+        server.enqueue(body)
+    second, events, operator = session(session_id="loop-later")
+    report = await second.run("fix it")
+
+    [proposal] = operator.proposals
+    assert proposal.duplicate_of.memory_id == memory_id
+    assert proposal.confirm_again_text() == f"confirm again: {memory_id[:8]}, confirmed 2 times"
+    assert report.stored_memory_ids == [memory_id]
+    assert [r.memory_id for r in await store.list_records()] == [memory_id]
+    record = await store.get(memory_id)
+    [again] = record.confirmations
+    assert record.times_confirmed == 2 and record.session_id == "loop-test"
+    assert again.session_id == "loop-later" and again.evidence.passed == 2
+    assert again.symptom == FAILURE
+    decided = [e for e in events if e.event == "store_decided"]
+    assert decided[-1].times_confirmed == 2
+    stored = json.loads(inputs(server)[-1][0]["output"])
+    assert stored == {
+        "stored": True,
+        "memory_id": memory_id,
+        "confirmed_again": True,
+        "times_confirmed": 2,
+    }
 
 
 async def test_edit_before_memory_reached_the_model_is_refused(session, server, workspace):

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from memory import migrations
+from memory.service import MemoryService
 from memory.store import open_store
+from tests.fakes import HashEmbedder
 
 # Made by the store as it was before the migrations had a module of their own (commit
 # f160c29): two records, one search delivered to session s2, and s2 marked green.
@@ -63,6 +65,26 @@ async def test_a_database_made_before_this_module_opens_unchanged(v1_copy, tmp_p
         assert conn.execute("SELECT * FROM astra_schema_migrations").fetchall() == applied_before
     await open_store(f"sqlite:///{tmp_path / 'fresh.sqlite3'}").close()
     assert schema(v1_copy) == schema(tmp_path / "fresh.sqlite3")
+
+
+async def test_a_v1_record_loads_unconfirmed_and_can_be_confirmed_again(v1_copy):
+    """Confirmations live in the record's JSON, so the v1 schema carries them unchanged."""
+    store = open_store(f"sqlite:///{v1_copy}")
+    try:
+        old = await store.get(AUDIT_ID)
+        assert old.confirmations == () and old.times_confirmed == 1
+        later = MemoryService(store, HashEmbedder(), session_id="later", scope=old.scope)
+        repeat = old.model_copy(update={"session_id": "later", "timestamp": NOW})
+        await later.confirm_again(old, repeat)
+    finally:
+        await store.close()
+    store = open_store(f"sqlite:///{v1_copy}")
+    try:
+        again = await store.get(AUDIT_ID)
+        assert again.times_confirmed == 2 and again.confirmations[0].session_id == "later"
+        assert store.schema_version() == 1 and await store.count() == 2
+    finally:
+        await store.close()
 
 
 def failing_m002(conn: sqlite3.Connection) -> None:

@@ -233,3 +233,42 @@ async def test_matches_below_the_minimum_label_are_neither_delivered_nor_audited
 def test_an_unknown_minimum_label_is_refused(store, embedder):
     with pytest.raises(MemoryValidationError, match="min_relevance"):
         MemoryService(store, embedder, session_id="s", min_relevance="great")
+
+
+async def test_a_near_duplicate_is_confirmed_again_in_place(service, store, embedder, db_path):
+    await service.search_codebase_memory(SYMPTOM, None, 3)
+    first = await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
+    later = MemoryService(store, embedder, session_id="session-beta", scope="alpha")
+    later.confirm_outcome(PASSING)
+    await later.search_codebase_memory(SYMPTOM, None, 3)
+    record = later.prepare_fix(FIX, "AssertionError", ["app/service.py"], PASSING)
+
+    duplicate = later.duplicate_of(record, await later.nearest(record))
+    assert duplicate is not None and duplicate.memory_id == first
+    confirmed = await later.confirm_again(duplicate, record)
+    assert confirmed.memory_id == first and confirmed.times_confirmed == 2
+    assert row_count(db_path) == 1
+    reread = await store.get(first)
+    assert [c.session_id for c in reread.confirmations] == ["session-beta"]
+    assert reread.session_id == "session-alpha"
+    found = await later.find(SYMPTOM, top_k=3)  # its vector was kept: still found first
+    assert [r.record.memory_id for r in found] == [first]
+
+
+@pytest.mark.parametrize(
+    ("paths", "symptom"),
+    [
+        (["app/service.py", "app/other.py"], SYMPTOM),  # other files
+        (["app/service.py"], "FAILED tests/test_service.py::test_x - KeyError: 'origin'"),
+    ],
+)
+async def test_other_files_or_another_signature_is_not_a_duplicate(
+    service, store, embedder, paths, symptom
+):
+    await service.search_codebase_memory(SYMPTOM, None, 3)
+    await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
+    later = MemoryService(store, embedder, session_id="session-beta", scope="alpha")
+    later.confirm_outcome(PASSING)
+    await later.search_codebase_memory(symptom, None, 3)
+    record = later.prepare_fix(FIX, "AssertionError", paths, PASSING)
+    assert later.duplicate_of(record, await later.nearest(record)) is None
