@@ -151,6 +151,14 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
     delete.add_argument("--yes", action="store_true", help="delete without asking")
 
+    unstale = actions.add_parser(
+        "unstale",
+        parents=[store_options],
+        help="clear a record's possibly-stale mark",
+        description="The red sessions counted so far no longer count; later ones do.",
+    )
+    unstale.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+
     actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
     )

@@ -132,7 +132,11 @@ class DashboardBackend:
 
     def browser_service(self) -> MemoryService:
         return MemoryService(
-            self.store, self.embedder, session_id="memory-browser", scope=self.scope
+            self.store,
+            self.embedder,
+            session_id="memory-browser",
+            scope=self.scope,
+            stale_after=self.settings.astra_stale_after,
         )
 
     async def export(self, path: Path | None = None) -> tuple[Path, int]:

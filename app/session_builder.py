@@ -127,6 +127,7 @@ def build_agent(
         session_id=session_id,
         scope=options.scope,
         min_relevance=options.min_relevance or settings.astra_min_relevance,
+        stale_after=settings.astra_stale_after,
     )
     try:
         home = open_session_workspace(

@@ -5,7 +5,8 @@ ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER (onnx|torch),
 ASTRA_EMBEDDING_MODEL_PATH and
 ASTRA_PRICE_INPUT_PER_MILLION / ASTRA_PRICE_CACHED_INPUT_PER_MILLION /
 ASTRA_PRICE_OUTPUT_PER_MILLION (USD, for unpriced models), ASTRA_RESPONSE_STORAGE=off,
-ASTRA_MIN_RELEVANCE (strong|possible|weak).
+ASTRA_MIN_RELEVANCE (strong|possible|weak), ASTRA_STALE_AFTER (red sessions before a
+delivered record is possibly stale).
 
 Plain Python rather than pydantic-settings: the dashboard reads its settings before its
 first frame, and importing pydantic alone would take longer than that whole frame.
@@ -76,6 +77,16 @@ def relevance_label(text: str) -> str:
     return text.lower()
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"expected a whole number of sessions, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"must be 1 or more, got {text!r}")
+    return value
+
+
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("astra-codebase-memory"))
 
@@ -95,6 +106,7 @@ class Settings:
     astra_price_output_per_million: float | None = None
     astra_response_storage: str = "on"  # "off": organisations without response storage
     astra_min_relevance: str = "possible"  # weakest match label delivered to the model
+    astra_stale_after: int = 3  # red sessions after delivery: the record is possibly stale
 
     @classmethod
     def from_environment(
@@ -141,4 +153,5 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_price_output_per_million": _non_negative,
     "astra_response_storage": _on_or_off,
     "astra_min_relevance": relevance_label,
+    "astra_stale_after": _at_least_one,
 }

@@ -190,3 +190,17 @@ def ranked(
             )
         )
     return results
+
+
+def demote_stale(
+    results: Sequence[MemorySearchResult], stale: set[str]
+) -> list[MemorySearchResult]:
+    """Possibly stale records (delivered to sessions that then ended red) below every match
+    that is not, each side in its order; renumbered, labels kept: the label says how well
+    it matches, the place says what to try first."""
+    fresh = [r for r in results if r.record.memory_id not in stale]
+    doubtful = [r for r in results if r.record.memory_id in stale]
+    return [
+        r.model_copy(update={"rank": rank, "stale": r.record.memory_id in stale})
+        for rank, r in enumerate([*fresh, *doubtful], start=1)
+    ]

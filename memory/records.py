@@ -86,6 +86,9 @@ class MemoryRecord(BaseModel):
     evidence: TestEvidence | None = None
     flags: tuple[str, ...] = ()
     confirmations: tuple[Confirmation, ...] = ()
+    # Sessions ended red after receiving this record that the operator has already looked
+    # at and cleared ("unstale"): only red sessions beyond these count toward staleness.
+    stale_cleared_red: int = 0
 
     @field_validator("timestamp", "expires_at")
     @classmethod
@@ -129,6 +132,7 @@ class MemorySearchResult(BaseModel):
     vector_rank: int | None = None
     keyword_rank: int | None = None
     label: Label = "possible"
+    stale: bool = False  # possibly stale: it reached sessions that then ended red
 
 
 class DeliveryStats(BaseModel):
@@ -140,6 +144,10 @@ class DeliveryStats(BaseModel):
     sessions_ended: int = 0
     sessions_green: int = 0
 
+    @property
+    def sessions_red(self) -> int:
+        return self.sessions_ended - self.sessions_green
+
     def describe(self) -> str:
         if not self.delivered:
             return "never delivered"
@@ -147,6 +155,12 @@ class DeliveryStats(BaseModel):
         if self.sessions_ended:
             text += f", {self.sessions_green} of {self.sessions_ended} sessions ended green"
         return text
+
+
+def possibly_stale(record: MemoryRecord, stats: DeliveryStats | None, after: int) -> bool:
+    """Delivered to `after` or more sessions that then ended red, beyond those the operator
+    cleared: the fix it describes may no longer hold."""
+    return stats is not None and stats.sessions_red - record.stale_cleared_red >= after
 
 
 class StoreStats(BaseModel):

@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 
 
 def record_renderable(
-    record: MemoryRecord, nearest: Sequence[MemorySearchResult] | None = None
+    record: MemoryRecord,
+    nearest: Sequence[MemorySearchResult] | None = None,
+    *,
+    stale: bool = False,
 ) -> RenderableType:
     from memory.records import counts_text  # loaded with the record, not the first frame
 
@@ -48,6 +51,14 @@ def record_renderable(
         e = record.evidence
         facts.add_row(
             "evidence", f"{e.command} → exit {e.exit_code}, {counts_text(e.passed, e.failed)}"
+        )
+    if stale:
+        facts.add_row(
+            "POSSIBLY STALE",
+            Text(
+                "sessions given this fix then ended red; c clears the mark, d deletes",
+                style="bold yellow",
+            ),
         )
     if record.flags:
         facts.add_row("FLAGGED", Text("; ".join(record.flags), style="bold red"))
@@ -89,7 +100,15 @@ class RecordView(Static):
         self.show(record, nearest)
 
     def show(
-        self, record: MemoryRecord | None, nearest: Sequence[MemorySearchResult] | None = None
+        self,
+        record: MemoryRecord | None,
+        nearest: Sequence[MemorySearchResult] | None = None,
+        *,
+        stale: bool = False,
     ) -> None:
         self.record = record
-        self.update("no record selected" if record is None else record_renderable(record, nearest))
+        self.update(
+            "no record selected"
+            if record is None
+            else record_renderable(record, nearest, stale=stale)
+        )

@@ -1,7 +1,8 @@
 """`astra-memory memory ...`: browse, search, audit, prune and move the memory from the shell.
 
 Actions that only read or delete never load the embedding model; search, import and eval
-do, once.
+do, once. Over 400 lines: one short function per `memory` action, kept together so the
+command reads in one place.
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ from memory.evaluation import (
     parse_queries,
     resolve_expected,
 )
-from memory.records import MemoryRecord, MemorySearchResult, counts_text, utc_now
-from memory.service import MemoryService
+from memory.records import (
+    MemoryRecord,
+    MemorySearchResult,
+    counts_text,
+    possibly_stale,
+    utc_now,
+)
+from memory.service import MemoryService, clear_stale
 from memory.store import MemoryStore, open_store
 from memory.transfer import (
     export_lines,
@@ -109,6 +116,11 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
         console.print(
             f"[bold]{r.short_id}[/]  {escape(r.error_type)}  scope {escape(r.scope)}  "
             f"{r.timestamp:%Y-%m-%d}  {audit.describe()}  {_markers(r)}"
+            + (
+                "  [red]POSSIBLY STALE[/]"
+                if possibly_stale(r, audit, settings.astra_stale_after)
+                else ""
+            )
         )
         console.print(f"    {escape(r.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(
@@ -145,6 +157,23 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
         ("embedding", record.embedding_model),
         ("audit", audit.describe()),
     ]
+    if record.confirmations:
+        last = record.confirmations[-1]
+        rows.append(
+            (
+                "confirmed",
+                f"{record.times_confirmed} times, last {last.confirmed_at.isoformat()} "
+                f"by session {last.session_id}",
+            )
+        )
+    if possibly_stale(record, audit, settings.astra_stale_after):
+        rows.append(
+            (
+                "POSSIBLY STALE",
+                f"{audit.sessions_red - record.stale_cleared_red} sessions given it ended red; "
+                f"`memory unstale {record.short_id}` clears this",
+            )
+        )
     if record.evidence:
         e = record.evidence
         rows.append(
@@ -170,7 +199,13 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
 
 
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
-    service = MemoryService(store, _embedder(settings), session_id="cli", scope=args.scope)
+    service = MemoryService(
+        store,
+        _embedder(settings),
+        session_id="cli",
+        scope=args.scope,
+        stale_after=settings.astra_stale_after,
+    )
     results = await service.find(
         args.query,
         error_type=args.error_type,
@@ -191,6 +226,7 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
             f"{escape(r.record.error_type)}"
             + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
             + f"  {_markers(r.record)}"
+            + ("  [red]POSSIBLY STALE[/]" if r.stale else "")
         )
         console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
@@ -238,6 +274,16 @@ async def memory_delete(args: argparse.Namespace, settings: Settings, store: Mem
             return 1
     await store.delete(record.memory_id)
     console.print(f"deleted {record.memory_id}")
+    return 0
+
+
+async def memory_unstale(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    """Clear the possibly-stale mark: the red sessions so far stop counting."""
+    record = await resolve_id(store, args.memory_id)
+    cleared = await clear_stale(store, record)
+    console.print(
+        f"{record.short_id}: not stale; {cleared.stale_cleared_red} red session(s) set aside"
+    )
     return 0
 
 
@@ -381,6 +427,7 @@ ACTIONS = {
     "show": memory_show,
     "search": memory_search,
     "delete": memory_delete,
+    "unstale": memory_unstale,
     "stats": memory_stats,
     "export": memory_export,
     "import": memory_import,

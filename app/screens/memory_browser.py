@@ -1,4 +1,5 @@
-"""The memory browser: every record, semantic search as you type, detail, delete, export.
+"""The memory browser: every record, semantic search as you type, detail, delete, export,
+and clearing a record's possibly-stale mark.
 
 Store calls and searches run in workers; a search waits for typing to pause. The app hands
 the browser a `MemoryAccess` (the session queue): the browser never reaches into the app.
@@ -74,6 +75,7 @@ class MemoryBrowserScreen(Screen):
         Binding("d", "delete", "Delete", id="browser.delete"),
         Binding("r", "reload", "Reload", id="browser.reload"),
         Binding("e", "export", "Export", id="browser.export"),
+        Binding("c", "clear_stale", "Not stale", id="browser.unstale"),
     ]
 
     def __init__(self, memory: MemoryAccess) -> None:
@@ -86,6 +88,7 @@ class MemoryBrowserScreen(Screen):
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
         self._rows: list[tuple[MemoryRecord, str]] = []
         self._stats: dict[str, DeliveryStats] = {}
+        self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
 
     def show_title(self) -> None:
@@ -147,6 +150,14 @@ class MemoryBrowserScreen(Screen):
         else:
             rows = [(record, "") for record in await backend.store.list_records(limit=LIST_LIMIT)]
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
+        from memory.records import possibly_stale  # loaded by now: the backend is open
+
+        after = backend.settings.astra_stale_after
+        self.stale = {
+            record.memory_id
+            for record, _ in rows
+            if possibly_stale(record, stats.get(record.memory_id), after)
+        }
         self._fill(rows, stats)
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
@@ -173,7 +184,11 @@ class MemoryBrowserScreen(Screen):
                 "id": record.short_id,
                 "score": score,
                 "error type": _clip(record.error_type, 14),
-                "fix": _clip(" ".join(record.fix_description.split()), fix_width),
+                "fix": _clip(
+                    ("⚠ stale · " if record.memory_id in self.stale else "")
+                    + " ".join(record.fix_description.split()),
+                    fix_width,
+                ),
                 "files": _clip(", ".join(record.file_paths), 14),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
                 "scope": _clip(record.scope, 8),
@@ -214,7 +229,9 @@ class MemoryBrowserScreen(Screen):
         if shown != self._shown:  # another record: read it from its top
             self._shown = shown
             self.query_one("#detail-scroll").scroll_home(animate=False)
-        self.query_one(RecordView).show(record)
+        self.query_one(RecordView).show(
+            record, stale=record is not None and record.memory_id in self.stale
+        )
 
     @on(DataTable.RowSelected, "#records")
     def open_selected(self) -> None:
@@ -256,6 +273,24 @@ class MemoryBrowserScreen(Screen):
             ),
             callback=answered,
         )
+
+    def action_clear_stale(self) -> None:
+        record = self.selected()
+        if record is None or record.memory_id not in self.stale:
+            self.notify("the selected record is not marked possibly stale")
+            return
+        self.clear_stale(record)
+
+    @work(group="browser-unstale", exit_on_error=False, description="clear stale mark")
+    async def clear_stale(self, record: MemoryRecord) -> None:
+        from memory.service import clear_stale  # loaded by now: the backend is open
+
+        backend = await self.memory.when_ready()
+        if backend is None:
+            return
+        await clear_stale(backend.store, record)
+        self.notify(f"{record.short_id}: no longer marked possibly stale")
+        self.load(self.query_text)
 
     def action_export(self) -> None:
         """Ask where (a new file in the exports folder by default), then export there."""

@@ -7,12 +7,14 @@ Assertions read the Messages the dashboard handled, the store, and what the pane
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 from dataclasses import replace
 
 import pytest
+from rich.console import Console
 from textual.message import Message
 from textual.widgets import DataTable, Input, Switch
 
@@ -335,6 +337,38 @@ async def test_browser_shows_each_records_session_and_delivery_audit(settings, u
         shown = app.screen.query_one(RecordView).record
     assert "session" not in names and shown.session_id == "seed-port default"  # in the detail
     assert (row["dlv"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
+
+
+def detail_text(browser) -> str:
+    console = Console(width=120, record=True, file=io.StringIO())
+    console.print(browser.query_one(RecordView).content)
+    return console.export_text()
+
+
+async def test_browser_marks_a_possibly_stale_record_and_c_clears_it(settings, url):
+    [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    store = open_store(url)
+    try:
+        for number in range(3):
+            service = MemoryService(store, HashEmbedder(), session_id=f"red-{number}", scope="tui")
+            await service.search_codebase_memory("KeyError: 'port'")
+            await service.end_session(False)
+    finally:
+        await store.close()
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: browser.records)
+        table = browser.query_one(DataTable)
+        fix = table.get_row(memory_id)[[c.label.plain for c in table.columns.values()].index("fix")]
+        assert fix.startswith("⚠ stale · port default")
+        assert "POSSIBLY STALE" in detail_text(browser)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: not browser.stale)
+        assert "POSSIBLY STALE" not in detail_text(browser)
+    [record] = await stored_records(url)
+    assert record.stale_cleared_red == 3
 
 
 async def test_browser_exports_every_record(settings, any_url):

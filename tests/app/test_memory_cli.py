@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
@@ -307,3 +308,44 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
         main(["memory", "search", query, "--scope", "a", "--all-scopes"])
     assert stopped.value.code == 2
     assert "not allowed with" in one_error_line(capsys.readouterr().err)
+
+
+def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int) -> None:
+    """The audit as sessions leave it: the record delivered, then each session ended red."""
+    from memory.records import MemorySearchResult
+    from memory.store import open_store
+
+    async def deliver() -> None:
+        store = open_store(f"sqlite:///{data_dir / 'memory.sqlite3'}")
+        try:
+            record = await store.get(memory_id)
+            for number in range(sessions):
+                found = MemorySearchResult(record=record, score=0.8, rank=1)
+                await store.record_deliveries(f"red-{number}", None, [found])
+                await store.mark_session_outcome(f"red-{number}", False)
+        finally:
+            await store.close()
+
+    asyncio.run(deliver())
+
+
+def test_unstale_clears_the_possibly_stale_mark(capsys, tmp_path, data_dir, monkeypatch):
+    monkeypatch.setenv("ASTRA_STALE_AFTER", "2")
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    memory_id = listed["memory_id"]
+    deliver_to_red_sessions(data_dir, memory_id, 2)
+    assert "POSSIBLY STALE" in run(capsys, "memory", "show", memory_id[:8])[1]
+    assert "POSSIBLY STALE" in run(capsys, "memory", "list")[1]
+
+    code, out, _ = run(capsys, "memory", "unstale", memory_id[:8])
+    assert code == 0 and "not stale" in out
+    assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id[:8])[1]
+    deliver_to_red_sessions(data_dir, memory_id, 1)  # one more red: 1 of 2, still clear
+    assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id)[1]
+
+
+def test_a_bad_stale_after_is_one_line_and_exit_2(capsys, data_dir, monkeypatch):
+    monkeypatch.setenv("ASTRA_STALE_AFTER", "0")
+    code, _, err = run(capsys, "memory", "list")
+    assert code == 2 and "ASTRA_STALE_AFTER" in one_error_line(err)

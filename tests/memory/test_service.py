@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
-from memory.service import MemoryService
+from memory.service import MemoryService, clear_stale
 from memory.transfer import export_lines
 from tests.fakes import PASSING
 
@@ -272,3 +272,54 @@ async def test_other_files_or_another_signature_is_not_a_duplicate(
     await later.search_codebase_memory(symptom, None, 3)
     record = later.prepare_fix(FIX, "AssertionError", paths, PASSING)
     assert later.duplicate_of(record, await later.nearest(record)) is None
+
+
+async def deliver_then_end(store, embedder, query: str, sessions: list[str], green: bool) -> None:
+    for session_id in sessions:
+        other = MemoryService(store, embedder, session_id=session_id, scope="alpha")
+        await other.search_codebase_memory(query, None, 3)
+        await other.end_session(green)
+
+
+async def test_a_record_given_to_three_red_sessions_is_possibly_stale_and_ranks_lower(
+    service, store, embedder
+):
+    await service.search_codebase_memory(SYMPTOM, None, 3)
+    stale_id = await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
+    service.last_query = "origin whitespace comma list"
+    other_id = await service.store_fix_memory(
+        "Split origins on commas and drop whitespace.", "ValueError", ["app/cors.py"], PASSING
+    )
+    first = (await service.find(SYMPTOM, min_score=-1.0))[0]
+    assert first.record.memory_id == stale_id
+
+    await deliver_then_end(store, embedder, SYMPTOM, ["r1", "r2"], green=False)
+    assert not any(r.stale for r in await service.find(SYMPTOM, min_score=-1.0))  # 2 of 3: not yet
+    await deliver_then_end(store, embedder, SYMPTOM, ["r3"], green=False)
+
+    found = await service.find(SYMPTOM, min_score=-1.0)
+    assert [(r.record.memory_id, r.rank, r.stale) for r in found] == [
+        (other_id, 1, False),
+        (stale_id, 2, True),
+    ]
+    service.min_score, service.min_relevance = -1.0, "weak"  # deliver both
+    report = await service.search_codebase_memory(SYMPTOM, None, 3)
+    sent = json.loads(report.text)["matches"]
+    assert "possibly_stale" in sent[1] and "possibly_stale" not in sent[0]
+
+
+async def test_clearing_the_mark_sets_the_red_sessions_so_far_aside(service, store, embedder):
+    await service.search_codebase_memory(SYMPTOM, None, 3)
+    memory_id = await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
+    await deliver_then_end(store, embedder, SYMPTOM, ["r1", "r2", "r3"], green=False)
+    assert [r.stale for r in await service.find(SYMPTOM, min_score=-1.0)] == [True]
+
+    cleared = await clear_stale(store, await store.get(memory_id))
+    assert cleared.stale_cleared_red == 3
+    assert (await store.get(memory_id)).stale_cleared_red == 3
+    assert [r.stale for r in await service.find(SYMPTOM)] == [False]
+    await deliver_then_end(store, embedder, SYMPTOM, ["r4", "r5"], green=False)
+    await deliver_then_end(store, embedder, SYMPTOM, ["g1"], green=True)
+    assert [r.stale for r in await service.find(SYMPTOM)] == [False]  # 2 new red, not 3
+    lenient = MemoryService(store, embedder, session_id="x", scope="alpha", stale_after=2)
+    assert [r.stale for r in await lenient.find(SYMPTOM)] == [True]
