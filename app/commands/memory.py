@@ -70,7 +70,8 @@ def _embedder(settings: Settings):
 
 
 async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
-    """The record with this id, or the one record whose id starts with it."""
+    """The record with this id, or the one record whose id starts with it; an ambiguous
+    prefix is a usage error (exit 2), an unknown id exit 1."""
     record = await store.get(memory_id)
     if record is not None:
         return record
@@ -78,7 +79,7 @@ async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise CommandError(f"id prefix {memory_id!r} matches {len(matches)} records; give more")
+        raise CommandError(f"id prefix {memory_id!r} matches {len(matches)} records; give more", 2)
     raise CommandError(f"no memory record with id {memory_id!r}")
 
 

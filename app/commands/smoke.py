@@ -14,10 +14,11 @@ from datetime import timedelta
 from rich.console import Console
 from rich.markup import escape
 
+from app.commands.memory import resolve_id
 from app.errors import CommandError
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
-from memory.records import TestEvidence, utc_now
+from memory.records import MemoryRecord, TestEvidence, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
 
@@ -76,7 +77,12 @@ async def smoke_store(args: argparse.Namespace, settings: Settings, store: Memor
 
 async def smoke_verify(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     """In a new process: the smoke record is there and searchable; then delete it."""
-    record = await store.get(args.memory_id)
+    try:
+        record: MemoryRecord | None = await resolve_id(store, args.memory_id)
+    except CommandError as exc:
+        if exc.code == 2:  # an ambiguous prefix
+            raise
+        record = None
     if record is None or record.scope != SMOKE_SCOPE:
         raise CommandError(f"no smoke record with id {args.memory_id!r} in {store.url}")
     service = MemoryService(

@@ -349,3 +349,31 @@ def test_a_bad_stale_after_is_one_line_and_exit_2(capsys, data_dir, monkeypatch)
     monkeypatch.setenv("ASTRA_STALE_AFTER", "0")
     code, _, err = run(capsys, "memory", "list")
     assert code == 2 and "ASTRA_STALE_AFTER" in one_error_line(err)
+
+
+def two_records_sharing_a_prefix(capsys, tmp_path) -> str:
+    """Imports records until two ids share their first character; returns that character."""
+    rows = [{**MINIMAL, "fix_description": f"Retry the upload, variant {n}."} for n in range(40)]
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "many.jsonl", *rows)))
+    ids = [r["memory_id"] for r in json.loads(run(capsys, "memory", "list", "--json")[1])]
+    firsts = [memory_id[0] for memory_id in ids]
+    return next(c for c in firsts if firsts.count(c) > 1)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "show"),
+        ("memory", "delete", "--yes"),
+        ("memory", "unstale"),
+        ("smoke", "verify", "--memory-id"),
+    ],
+)
+def test_an_ambiguous_id_prefix_is_one_line_and_exit_2(capsys, tmp_path, data_dir, argv):
+    prefix = two_records_sharing_a_prefix(capsys, tmp_path)
+    before = record_count(data_dir)
+    command = [*argv[:2], prefix, *argv[2:]] if argv[0] == "memory" else [*argv, prefix]
+    code, out, err = run(capsys, *command)
+    assert code == 2 and out == ""
+    assert "matches" in one_error_line(err)
+    assert record_count(data_dir) == before
