@@ -212,7 +212,11 @@ def test_what_the_child_says_for_the_operator_reaches_progress_and_nothing_else(
     said: list[str] = []
     embedder = ProcessEmbedder(
         tmp_path / "no-model",
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path]),
+            "ASTRA_TEST_ENV_PASS": "PYTHONPATH",  # the child's environment is an allowlist
+        },
         progress=said.append,
     )
     with pytest.raises(EmbedderUnavailableError, match="no-model"):
