@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from agent.exceptions import ModelError
 from agent.turns import ModelTurn, parse_turn
 
 # Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
@@ -203,7 +204,7 @@ class HttpResponsesTransport:
                 failure = ResponsesAPIError(message, retryable=True)
             else:
                 if response.is_success:
-                    return parse_turn(self._body(response))
+                    return self._turn(response)
                 failure = error_from_response(response)
                 failure.message = self._scrub(failure.message)
                 reason = f"HTTP {response.status_code}"
@@ -261,17 +262,20 @@ class HttpResponsesTransport:
             error_type="outcome_unknown",
         )
 
-    def _body(self, response: httpx.Response) -> dict[str, Any]:
+    def _turn(self, response: httpx.Response) -> ModelTurn:
+        """The turn in a success's body. One that is not a response may still have been
+        billed, so it is an unknown outcome: charged its worst case, never retried."""
         try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise ResponsesAPIError(
-                f"the server answered {self.url} with something other than a JSON object",
-                status=response.status_code,
-            )
-        return body
+            return parse_turn(response.json())
+        except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, deep nesting
+            problem = "something other than a JSON object"
+        except ModelError as exc:
+            problem = str(exc)
+        raise OutcomeUnknownError(
+            self._scrub(f"the server answered {self.url} with {problem}"),
+            status=response.status_code,
+            error_type="malformed_response",
+        )
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._api_key, REDACTED) if self._api_key else text
