@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import ipaddress
 import json
 import math
 import os
@@ -28,6 +29,7 @@ import httpx
 
 from agent.exceptions import ModelError
 from agent.turns import ModelTurn, parse_turn
+from memory.records import mask_url_passwords
 
 # Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
 # MAX_RETRIES, and a server's `retry-after` honoured up to a minute.
@@ -45,6 +47,24 @@ class ResponsesTransport(Protocol):
     async def create(self, payload: dict[str, Any]) -> ModelTurn: ...
 
     async def aclose(self) -> None: ...
+
+
+def insecure_base_url(url: str) -> bool:
+    """Whether the key would cross the network in clear text: not https, and not to this
+    machine (127.0.0.0/8, ::1, localhost)."""
+    try:
+        parts = httpx.URL(url)
+    except httpx.InvalidURL:
+        return False  # refused as a bad base URL at the first request
+    if parts.scheme in ("https", ""):
+        return False
+    host = parts.host.lower()
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 class ResponsesAPIError(Exception):
@@ -278,6 +298,8 @@ class HttpResponsesTransport:
         )
 
     def _scrub(self, text: str) -> str:
+        """What we say about a request: without the key, or a password in the base URL."""
+        text = mask_url_passwords(text)
         return text.replace(self._api_key, REDACTED) if self._api_key else text
 
     async def aclose(self) -> None:

@@ -29,6 +29,7 @@ class SessionOptions:
     replay: Path | None = None
     model: str | None = None
     base_url: str | None = None
+    allow_insecure_base_url: bool = False  # plain http to a host that is not loopback
     memory: str | None = None
     scope: str = "default"
     store: str = "ask"
@@ -56,6 +57,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         replay=args.replay,
         model=args.model,
         base_url=args.base_url,
+        allow_insecure_base_url=args.allow_insecure_base_url,
         memory=args.memory,
         scope=args.scope or "default",
         store=args.store,

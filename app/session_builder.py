@@ -26,6 +26,7 @@ from agent.transport import (
     RecordingTransport,
     ReplayTransport,
     ResponsesTransport,
+    insecure_base_url,
 )
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
@@ -33,6 +34,7 @@ from app.errors import CommandError
 from app.options import DEMO_PROJECTS, SessionOptions
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
+from memory.records import mask_url_passwords
 from memory.service import MemoryService
 from memory.store import MemoryStore
 
@@ -80,8 +82,15 @@ def build_transport(
         session_limit_usd=options.budget_usd,
         total_limit_usd=settings.astra_budget_usd,
     )
+    base_url = options.base_url or settings.openai_base_url
+    if insecure_base_url(base_url) and not options.allow_insecure_base_url:
+        raise CommandError(
+            f"base URL {mask_url_passwords(base_url)} is not https: the key would cross the "
+            "network in clear text (--allow-insecure-base-url sends it anyway)",
+            2,
+        )
     http = HttpResponsesTransport(
-        options.base_url or settings.openai_base_url,
+        base_url,
         key,
         request_timeout_s=options.request_timeout_s,
         on_retry=lambda notice: emit(
@@ -158,7 +167,7 @@ def build_agent(
         ),
         guard=guard,
         emit=emit,
-        memory_url=store.url,
+        memory_url=mask_url_passwords(store.url),
         edits=edits,
         workspace=home if home.kind != "in-place" else None,
     )
