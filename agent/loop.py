@@ -225,7 +225,8 @@ class AstraAgent:
         assert self.guard is not None
         quote = await asyncio.to_thread(self.guard.quote, first_payload, self.limits.max_turns)
         command = self.tools.test_command
-        quote = replace(quote, test_command=f"{command.display} ({command.source})")
+        confined = "" if self.tools.sandbox else ", UNCONFINED: --no-sandbox"
+        quote = replace(quote, test_command=f"{command.display} ({command.source}{confined})")
         if not await self.supervisor.approve_live_cost(quote):
             raise stops.ApprovalDeclined("live cost not approved; no request was sent")
 

@@ -291,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
         "discard it (headless default: branch; the dashboard asks)",
     )
     group.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the test command unconfined: needed where bubblewrap (bwrap) is missing",
+    )
+    group.add_argument(
         "--in-place",
         action="store_true",
         help="edit the workspace itself, with no worktree or copy and no undo",

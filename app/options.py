@@ -46,6 +46,7 @@ class SessionOptions:
     allow_dirty: bool = False
     on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
     in_place: bool = False  # the dashboard asks
+    no_sandbox: bool = False  # the test command runs unconfined (issue 14)
     edits: str | None = None  # ask|auto; None: ask where an operator is present
 
 
@@ -72,6 +73,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         allow_dirty=args.allow_dirty,
         on_success=args.on_success,
         in_place=args.in_place,
+        no_sandbox=args.no_sandbox,
         edits=args.edits,
     )
 

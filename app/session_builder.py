@@ -19,6 +19,7 @@ from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
 from agent.preflight import run_preflight
 from agent.project_tests import TestCommandError, resolve_test_command
+from agent.sandbox import INSTALL_HINT, Sandbox, find_sandbox
 from agent.session_workspace import Finish, WorkspaceError, open_session_workspace
 from agent.supervisor import Supervisor
 from agent.transport import (
@@ -152,6 +153,8 @@ def build_agent(
         base_env=dict(os.environ),
         test_command=command,
         test_timeout_s=options.test_timeout_s,
+        sandbox=test_sandbox(options, workspace),
+        log_dir=settings.data_dir / "test-output" / session_id,
     )
     return AstraAgent(
         transport,
@@ -171,6 +174,17 @@ def build_agent(
         edits=edits,
         workspace=home if home.kind != "in-place" else None,
     )
+
+
+def test_sandbox(options: SessionOptions, workspace: Path) -> Sandbox | None:
+    """The test command's confinement; None only with --no-sandbox, or for our own demo
+    projects where bwrap is missing. Anything else without one is refused (exit 2)."""
+    if options.no_sandbox:
+        return None
+    sandbox, why = find_sandbox()
+    if sandbox is None and not is_demo_template(workspace):
+        raise CommandError(f"{why}: the test command would run unconfined; {INSTALL_HINT}", 2)
+    return sandbox
 
 
 def is_demo_template(workspace: Path) -> bool:
@@ -193,6 +207,8 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
         test_timeout_s=options.test_timeout_s,
         run_in=agent.tools.root,
         allow_dirty=options.allow_dirty or is_demo_template(source),
+        sandbox=agent.tools.sandbox,
+        no_sandbox=options.no_sandbox or is_demo_template(source),
         live=options.live,
         model=agent.model,
         api_key=key,

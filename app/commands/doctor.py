@@ -36,6 +36,7 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
         model=options.model or settings.astra_model,
         api_key=key,
         price_override=price_override(settings),
+        no_sandbox=options.no_sandbox,
     )
     for check in checks:
         print(mask_url_passwords(shown(check.line())), flush=True)
