@@ -72,6 +72,7 @@ class AstraAgent:
         self.memory_url = memory_url
         self.workspace = workspace  # where the session works: a worktree, a copy; None in place
         self._stop_requested = False
+        self._in_flight: asyncio.Task[ModelTurn] | None = None  # the request being awaited
         self.books = Books(max_turns=limits.max_turns)
         # `emit` is looked up at each event, so a caller may replace it after construction
         self.session = SessionTools(
@@ -88,8 +89,13 @@ class AstraAgent:
         return self.workspace.branch if self.workspace else None
 
     def request_stop(self) -> None:
-        """Stop at the next safe point: before the next request or tool call."""
+        """Stop at the next safe point: before the next request or tool call, or now if a
+        request is in flight (it is cancelled, and charged its worst case). Safe to call
+        from another thread."""
         self._stop_requested = True
+        request = self._in_flight
+        if request is not None:
+            request.get_loop().call_soon_threadsafe(request.cancel)
 
     async def run(self, prompt: str) -> ev.SessionReport:
         """Steps until the model's final answer or a stop; the report says which."""
@@ -172,7 +178,7 @@ class AstraAgent:
             ev.ModelRequested(turn=books.turn, previous_response_id=previous, worst_case_usd=worst)
         )
         try:
-            turn = await self.transport.create(payload)
+            turn = await self._request(payload, worst or 0.0)
             cost = await self._charge(turn, worst or 0.0)
         except OutcomeUnknownError as exc:
             await self._charge_unknown(worst or 0.0)
@@ -201,6 +207,25 @@ class AstraAgent:
         return outputs
 
     # -- the parts -----------------------------------------------------------------------
+
+    async def _request(self, payload: dict[str, Any], worst: float) -> ModelTurn:
+        """The transport's answer, unless the operator stops the session meanwhile: then the
+        request is cancelled and, since the server may have run it, charged its worst case."""
+        self._in_flight = asyncio.ensure_future(self.transport.create(payload))
+        try:
+            if self._stop_requested:  # asked between the checks and now
+                self._in_flight.cancel()
+            return await self._in_flight
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                raise  # the session itself is being cancelled
+            await self._charge_unknown(worst)
+            raise stops.OperatorStop(
+                f"stopped by the operator during a model request; charged its worst case "
+                f"${worst:.4f}"
+            ) from None
+        finally:
+            self._in_flight = None
 
     def _check_stop(self) -> None:
         if self._stop_requested:
