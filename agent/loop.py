@@ -72,6 +72,7 @@ class AstraAgent:
         self.memory_url = memory_url
         self.workspace = workspace  # where the session works: a worktree, a copy; None in place
         self._stop_requested = False
+        self._cancel_request = False  # the stop also cuts off a request in flight
         self._in_flight: asyncio.Task[ModelTurn] | None = None  # the request being awaited
         self.books = Books(max_turns=limits.max_turns)
         # `emit` is looked up at each event, so a caller may replace it after construction
@@ -88,13 +89,14 @@ class AstraAgent:
     def branch(self) -> str | None:
         return self.workspace.branch if self.workspace else None
 
-    def request_stop(self) -> None:
-        """Stop at the next safe point: before the next request or tool call, or now if a
-        request is in flight (it is cancelled, and charged its worst case). Safe to call
-        from another thread."""
+    def request_stop(self, *, cancel_request: bool = False) -> None:
+        """Stop at the next safe point: before the next request or tool call. With
+        `cancel_request`, a request in flight is cut off too (and charged its worst case).
+        Safe to call from another thread."""
         self._stop_requested = True
+        self._cancel_request = cancel_request
         request = self._in_flight
-        if request is not None:
+        if cancel_request and request is not None:
             request.get_loop().call_soon_threadsafe(request.cancel)
 
     async def run(self, prompt: str) -> ev.SessionReport:
@@ -213,11 +215,11 @@ class AstraAgent:
         request is cancelled and, since the server may have run it, charged its worst case."""
         self._in_flight = asyncio.ensure_future(self.transport.create(payload))
         try:
-            if self._stop_requested:  # asked between the checks and now
+            if self._cancel_request:  # asked between the checks and now
                 self._in_flight.cancel()
             return await self._in_flight
         except asyncio.CancelledError:
-            if not self._stop_requested:
+            if not self._cancel_request:
                 raise  # the session itself is being cancelled
             await self._charge_unknown(worst)
             raise stops.OperatorStop(

@@ -185,15 +185,16 @@ async def run_preflight(
     sandbox: Sandbox | None = None,
     no_sandbox: bool = False,
 ) -> list[Check]:
-    """Every check, in the order they are printed: store, model, live, sandbox, git tree,
-    tests. The test command runs in `sandbox`, else (with `no_sandbox`) unconfined."""
+    """Every check, in the order they are printed: store, model, live, and with a workspace
+    the sandbox, git tree and tests. The test command runs in `sandbox`, else (with
+    `no_sandbox`) unconfined; without either it is not run."""
     checks = [await check_store(memory_url), await check_embedder(embedder)]
     if live:
         checks += check_live(model, api_key, price_override)
-    if sandbox is None and not no_sandbox:
-        sandbox = (await asyncio.to_thread(find_sandbox))[0]
-    checks.append(check_sandbox(sandbox, no_sandbox=no_sandbox))
     if workspace is not None:
+        if sandbox is None and not no_sandbox:
+            sandbox = (await asyncio.to_thread(find_sandbox))[0]
+        checks.append(check_sandbox(sandbox, no_sandbox=no_sandbox))
         checks.append(await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty))
         if sandbox is not None or no_sandbox:
             checks.append(

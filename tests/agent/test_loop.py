@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -446,7 +447,8 @@ async def test_stop_cancels_a_request_in_flight_and_charges_its_worst_case(
     def stop_once_sent(event) -> None:
         events.append(event)
         if getattr(event, "event", "") == "model_requested":
-            asyncio.get_running_loop().call_later(0.3, agent.request_stop)
+            stop = partial(agent.request_stop, cancel_request=True)
+            asyncio.get_running_loop().call_later(0.3, stop)
 
     agent.emit = stop_once_sent
     started = time.monotonic()

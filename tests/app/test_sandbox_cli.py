@@ -49,13 +49,16 @@ def test_without_bwrap_a_session_needs_no_sandbox(capsys, alpha, no_bwrap):
 
 
 def test_doctor_reports_the_sandbox(capsys, alpha, no_bwrap):
-    assert main(["doctor"]) == 2
-    assert "FAILED sandbox: no sandbox: bwrap is not installed" in capsys.readouterr().out
-    main(["doctor", "--no-sandbox"])
-    assert "ok     sandbox: off" in capsys.readouterr().out
+    assert main(["doctor", "--workspace", str(alpha)]) == 2
+    out = capsys.readouterr().out
+    assert "FAILED sandbox: no sandbox: bwrap is not installed" in out
+    assert "test command" not in out  # not run unconfined without --no-sandbox
+    main(["doctor", "--workspace", str(alpha), "--no-sandbox"])
+    out = capsys.readouterr().out
+    assert "ok     sandbox: off" in out and "test command" in out
 
 
 @pytest.mark.skipif(sandboxes.find_sandbox()[0] is None, reason="bwrap is not usable here")
 def test_doctor_reports_bwrap_where_it_runs(capsys, alpha):
-    main(["doctor"])
+    main(["doctor", "--workspace", str(alpha)])
     assert f"ok     sandbox: {sandboxes.CONFINEMENT}" in capsys.readouterr().out
