@@ -215,6 +215,9 @@ class SessionQueue:
         try:
             await self.backend.preflight(options, agent)
             report = await agent.run(options.prompt)
+            # listed before `agent` is cleared: quitting waits for that, then shows this list
+            self.finished.append(FinishedSession(plan, report, agent.tools))
+            self.exit_code = report.exit_code
         except CommandError as exc:  # the preflight failed: nothing was sent
             self.exit_code = exc.code
             self.set_status(f"error: {exc}")
@@ -228,8 +231,6 @@ class SessionQueue:
         ended = await self.backend.finish(agent, report, options, self.view.choose_finish)
         if ended:
             self.view.notify(ended, timeout=10)
-        self.finished.append(FinishedSession(plan, report, agent.tools))
-        self.exit_code = report.exit_code
 
     async def when_ready(self, *, search: bool = False) -> DashboardBackend | None:
         """The backend once its store is open (with `search`, once the embedder is loaded
