@@ -72,6 +72,8 @@ class AstraAgent:
         self.memory_url = memory_url
         self.workspace = workspace  # where the session works: a worktree, a copy; None in place
         self._stop_requested = False
+        self._cancel_request = False  # the stop also cuts off a request in flight
+        self._in_flight: asyncio.Task[ModelTurn] | None = None  # the request being awaited
         self.books = Books(max_turns=limits.max_turns)
         # `emit` is looked up at each event, so a caller may replace it after construction
         self.session = SessionTools(
@@ -87,9 +89,15 @@ class AstraAgent:
     def branch(self) -> str | None:
         return self.workspace.branch if self.workspace else None
 
-    def request_stop(self) -> None:
-        """Stop at the next safe point: before the next request or tool call."""
+    def request_stop(self, *, cancel_request: bool = False) -> None:
+        """Stop at the next safe point: before the next request or tool call. With
+        `cancel_request`, a request in flight is cut off too (and charged its worst case).
+        Safe to call from another thread."""
         self._stop_requested = True
+        self._cancel_request = cancel_request
+        request = self._in_flight
+        if cancel_request and request is not None:
+            request.get_loop().call_soon_threadsafe(request.cancel)
 
     async def run(self, prompt: str) -> ev.SessionReport:
         """Steps until the model's final answer or a stop; the report says which."""
@@ -173,7 +181,7 @@ class AstraAgent:
             ev.ModelRequested(turn=books.turn, previous_response_id=previous, worst_case_usd=worst)
         )
         try:
-            turn = await self.transport.create(payload)
+            turn = await self._request(payload, worst or 0.0)
             cost = await self._charge(turn, worst or 0.0)
         except OutcomeUnknownError as exc:
             await self._charge_unknown(worst or 0.0)
@@ -203,6 +211,25 @@ class AstraAgent:
 
     # -- the parts -----------------------------------------------------------------------
 
+    async def _request(self, payload: dict[str, Any], worst: float) -> ModelTurn:
+        """The transport's answer, unless the operator stops the session meanwhile: then the
+        request is cancelled and, since the server may have run it, charged its worst case."""
+        self._in_flight = asyncio.ensure_future(self.transport.create(payload))
+        try:
+            if self._cancel_request:  # asked between the checks and now
+                self._in_flight.cancel()
+            return await self._in_flight
+        except asyncio.CancelledError:
+            if not self._cancel_request:
+                raise  # the session itself is being cancelled
+            await self._charge_unknown(worst)
+            raise stops.OperatorStop(
+                f"stopped by the operator during a model request; charged its worst case "
+                f"${worst:.4f}"
+            ) from None
+        finally:
+            self._in_flight = None
+
     def _check_stop(self) -> None:
         if self._stop_requested:
             raise stops.OperatorStop("stopped by the operator")
@@ -226,7 +253,8 @@ class AstraAgent:
         assert self.guard is not None
         quote = await asyncio.to_thread(self.guard.quote, first_payload, self.limits.max_turns)
         command = self.tools.test_command
-        quote = replace(quote, test_command=f"{command.display} ({command.source})")
+        confined = "" if self.tools.sandbox else ", UNCONFINED: --no-sandbox"
+        quote = replace(quote, test_command=f"{command.display} ({command.source}{confined})")
         if not await self.supervisor.approve_live_cost(quote):
             raise stops.ApprovalDeclined("live cost not approved; no request was sent")
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from agent.budget import Price, UnknownPriceError, price_for
 from agent.project_tests import TestCommandError, resolve_test_command
+from agent.sandbox import CONFINEMENT, INSTALL_HINT, Sandbox, find_sandbox
 from agent.session_workspace import WorkspaceError, git_checkout_top, uncommitted
 from agent.workspace import ToolError, WorkspaceTools
 from memory.embedder import Embedder
@@ -111,6 +112,7 @@ async def check_test_command(
     base_env: Mapping[str, str],
     timeout_s: float,
     run_in: Path | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Check:
     """The test command resolves, is found, and runs to an end within the timeout (pass or
     fail: a failing run is what a session starts from). It runs in `run_in`, the session's
@@ -125,7 +127,7 @@ async def check_test_command(
     if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
         return Check("test command", False, f"{named}: {program} is not found on PATH")
     tools = WorkspaceTools(
-        folder, base_env=base_env, test_command=command, test_timeout_s=timeout_s
+        folder, base_env=base_env, test_command=command, test_timeout_s=timeout_s, sandbox=sandbox
     )
     try:
         run = await tools.run_tests()
@@ -137,6 +139,16 @@ async def check_test_command(
         last = run.output.strip().splitlines()[-1:] or [f"exit code {run.exit_code}"]
         return Check("test command", False, f"{named}: {last[0]}")
     return Check("test command", True, f"{named}: ran, exit code {run.exit_code}, {run.summary}")
+
+
+def check_sandbox(sandbox: Sandbox | None, *, no_sandbox: bool) -> Check:
+    """Whether the test command runs confined; without a sandbox, only --no-sandbox lets it
+    run."""
+    if sandbox is not None:
+        return Check("sandbox", True, CONFINEMENT)
+    if no_sandbox:
+        return Check("sandbox", True, "off: the test command runs unconfined (--no-sandbox)")
+    return Check("sandbox", False, f"{find_sandbox()[1]}; {INSTALL_HINT}")
 
 
 def check_git_tree(workspace: Path, *, allow_dirty: bool) -> Check:
@@ -170,18 +182,31 @@ async def run_preflight(
     model: str = "gpt-6-astra",
     api_key: str | None = None,
     price_override: Price | None = None,
+    sandbox: Sandbox | None = None,
+    no_sandbox: bool = False,
 ) -> list[Check]:
-    """Every check, in the order they are printed: store, model, live, git tree, tests."""
+    """Every check, in the order they are printed: store, model, live, and with a workspace
+    the sandbox, git tree and tests. The test command runs in `sandbox`, else (with
+    `no_sandbox`) unconfined; without either it is not run."""
     checks = [await check_store(memory_url), await check_embedder(embedder)]
     if live:
         checks += check_live(model, api_key, price_override)
     if workspace is not None:
+        if sandbox is None and not no_sandbox:
+            sandbox = (await asyncio.to_thread(find_sandbox))[0]
+        checks.append(check_sandbox(sandbox, no_sandbox=no_sandbox))
         checks.append(await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty))
-        checks.append(
-            await check_test_command(
-                workspace, test_cmd, base_env=base_env, timeout_s=test_timeout_s, run_in=run_in
+        if sandbox is not None or no_sandbox:
+            checks.append(
+                await check_test_command(
+                    workspace,
+                    test_cmd,
+                    base_env=base_env,
+                    timeout_s=test_timeout_s,
+                    run_in=run_in,
+                    sandbox=sandbox,
+                )
             )
-        )
     return checks
 
 

@@ -118,6 +118,47 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
 ]
 
 
+# Far above any real call (a whole file's new_text), far below what hurts the process.
+MAX_ARGUMENTS_CHARS = 1_000_000
+MAX_ARGUMENTS_DEPTH = 8  # the schemas need 2: an object holding a list of strings
+
+
+def _depth(text: str) -> int:
+    """How deeply `text`'s brackets nest, strings skipped; counted before parsing, since
+    json.loads recurses once per level and 100,000 levels overflow the stack."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def valid_utf8(value: Any) -> Any:
+    """Lone surrogates ("\\ud800" in the JSON) become U+FFFD, so every string can reach a
+    path, a file, a terminal or the embedder. Recursive: only for parsed JSON, whose depth
+    the parser has bounded."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [valid_utf8(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_utf8(key): valid_utf8(item) for key, item in value.items()}
+    return value
+
+
 class ArgumentError(ValueError):
     """A function call's arguments are not valid JSON or do not match its schema."""
 
@@ -129,10 +170,19 @@ def parse_arguments(name: str, arguments: object) -> _Arguments:
         raise ArgumentError(f"unknown tool {name!r}; the tools are {', '.join(ARGUMENTS)}")
     if not isinstance(arguments, str):
         raise ArgumentError("arguments must be a JSON-encoded object")
+    if len(arguments) > MAX_ARGUMENTS_CHARS:
+        raise ArgumentError(
+            f"arguments are {len(arguments):,} characters; the limit is {MAX_ARGUMENTS_CHARS:,}"
+        )
+    if _depth(arguments) > MAX_ARGUMENTS_DEPTH:
+        raise ArgumentError(f"arguments are nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
     try:
         data = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
         raise ArgumentError(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise ArgumentError(f"arguments are not usable JSON ({exc})") from exc
+    data = valid_utf8(data)
     if not isinstance(data, dict):
         raise ArgumentError("arguments must be a JSON object")
     try:

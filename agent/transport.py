@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import ipaddress
 import json
 import math
 import os
@@ -26,7 +27,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from agent.exceptions import ModelError
 from agent.turns import ModelTurn, parse_turn
+from memory.records import mask_url_passwords
 
 # Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
 # MAX_RETRIES, and a server's `retry-after` honoured up to a minute.
@@ -44,6 +47,24 @@ class ResponsesTransport(Protocol):
     async def create(self, payload: dict[str, Any]) -> ModelTurn: ...
 
     async def aclose(self) -> None: ...
+
+
+def insecure_base_url(url: str) -> bool:
+    """Whether the key would cross the network in clear text: not https, and not to this
+    machine (127.0.0.0/8, ::1, localhost)."""
+    try:
+        parts = httpx.URL(url)
+    except httpx.InvalidURL:
+        return False  # refused as a bad base URL at the first request
+    if parts.scheme in ("https", ""):
+        return False
+    host = parts.host.lower()
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
 
 
 class ResponsesAPIError(Exception):
@@ -203,7 +224,7 @@ class HttpResponsesTransport:
                 failure = ResponsesAPIError(message, retryable=True)
             else:
                 if response.is_success:
-                    return parse_turn(self._body(response))
+                    return self._turn(response)
                 failure = error_from_response(response)
                 failure.message = self._scrub(failure.message)
                 reason = f"HTTP {response.status_code}"
@@ -261,19 +282,24 @@ class HttpResponsesTransport:
             error_type="outcome_unknown",
         )
 
-    def _body(self, response: httpx.Response) -> dict[str, Any]:
+    def _turn(self, response: httpx.Response) -> ModelTurn:
+        """The turn in a success's body. One that is not a response may still have been
+        billed, so it is an unknown outcome: charged its worst case, never retried."""
         try:
-            body = response.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            raise ResponsesAPIError(
-                f"the server answered {self.url} with something other than a JSON object",
-                status=response.status_code,
-            )
-        return body
+            return parse_turn(response.json())
+        except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, deep nesting
+            problem = "something other than a JSON object"
+        except ModelError as exc:
+            problem = str(exc)
+        raise OutcomeUnknownError(
+            self._scrub(f"the server answered {self.url} with {problem}"),
+            status=response.status_code,
+            error_type="malformed_response",
+        )
 
     def _scrub(self, text: str) -> str:
+        """What we say about a request: without the key, or a password in the base URL."""
+        text = mask_url_passwords(text)
         return text.replace(self._api_key, REDACTED) if self._api_key else text
 
     async def aclose(self) -> None:

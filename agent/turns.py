@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.exceptions import ModelError
-from agent.tools import TOOL_DEFINITIONS
+from agent.tools import TOOL_DEFINITIONS, valid_utf8
 
 SYSTEM_INSTRUCTIONS = """You are Astra, fixing a failing project in a confined workspace.
 1. Run the tests to observe the failure.
@@ -116,12 +116,14 @@ class ModelTurn:
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
-def parse_turn(body: dict[str, Any]) -> ModelTurn:
-    """The turn in `body`; ModelError when it has no id or no output list."""
-    output = body.get("output")
-    if not isinstance(body.get("id"), str) or not isinstance(output, list):
-        raise ModelError("the model's response has no id or no output list")
-    items = [item for item in output if isinstance(item, dict)]
+def parse_turn(body: Any) -> ModelTurn:
+    """The turn in `body`; ModelError when its shape is not the API's (see `shape_problem`).
+    Strings are made valid UTF-8 first: a lone surrogate never reaches a path or a file."""
+    problem = shape_problem(body)
+    if problem is not None:
+        raise ModelError(f"a malformed response: {problem}")
+    raw, body = body, valid_utf8(body)
+    items = body["output"]
     try:
         usage, usage_problem = read_usage(body.get("usage")), None
     except MalformedUsageError as exc:
@@ -133,7 +135,7 @@ def parse_turn(body: dict[str, Any]) -> ModelTurn:
         commentary=_text(items, lambda phase: phase == "commentary"),
         refusal=_refusal(items),
         replay_items=tuple(_replayed(item) for item in items),
-        raw=body,
+        raw=raw,
         calls=tuple(
             FunctionCall(
                 call_id=str(item.get("call_id") or ""),
@@ -149,6 +151,46 @@ def parse_turn(body: dict[str, Any]) -> ModelTurn:
         incomplete_reason=_optional_text(_field(body.get("incomplete_details"), "reason")),
         error=_error(body.get("error")),
     )
+
+
+def shape_problem(body: Any) -> str | None:
+    """What makes `body` unusable as a response, checked strictly at the edge: the fields the
+    session reads must have the API's types. Fields it does not read are not checked; a
+    malformed `usage` is billed its worst case instead (see `read_usage`)."""
+    if not isinstance(body, dict):
+        return "it is not a JSON object"
+    if not isinstance(body.get("id"), str):
+        return "it has no id"
+    if not isinstance(body.get("output"), list):
+        return "it has no output list"
+    if not isinstance(body.get("status"), str | None):
+        return "status is not a string"
+    for name in ("error", "incomplete_details"):
+        if not isinstance(body.get(name), dict | None):
+            return f"{name} is not an object"
+    for number, item in enumerate(body["output"], 1):
+        problem = _item_problem(item)
+        if problem is not None:
+            return f"output item {number}: {problem}"
+    return None
+
+
+def _item_problem(item: Any) -> str | None:
+    if not isinstance(item, dict) or not isinstance(item.get("type"), str):
+        return "it is not an object with a type"
+    if item["type"] == "function_call":
+        for key in ("call_id", "name"):  # bad arguments are answered to the model
+            if not isinstance(item.get(key), str):
+                return f"the function call's {key} is not a string"
+    if item["type"] == "message":
+        content = item.get("content")
+        if not isinstance(content, list) or not all(isinstance(c, dict) for c in content):
+            return "the message's content is not a list of objects"
+        for part in content:
+            key = {"output_text": "text", "refusal": "refusal"}.get(part.get("type"))
+            if key is not None and not isinstance(part.get(key), str | None):
+                return f"the message's {key} is not a string"
+    return None
 
 
 def _parts(

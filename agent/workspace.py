@@ -20,15 +20,22 @@ import signal
 import stat
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from agent.project_tests import OURS, TestCommand, read_counts
+from agent.sandbox import Sandbox
 from memory.records import counts_text
 from memory.safety import scrub_environment
 
 MAX_READ_BYTES = 256 * 1024
+# Test output kept in memory: its tail. The whole of it goes to the run's log file, when the
+# session has a folder for one; 400 MB of output once took 1.77 GB of memory.
+MAX_KEPT_CHARS = 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024  # a longer "line" (no newline for megabytes) is cut into pieces
 MAX_LISTED = 500
 BINARY_SNIFF_BYTES = 8 * 1024
 SKIPPED_NAMES = frozenset({".git", "__pycache__", ".venv", ".pytest_cache", "node_modules"})
@@ -69,8 +76,10 @@ class TestRun:
     failed: int | None
     timed_out: bool
     duration_s: float
-    output: str
+    output: str  # the tail: at most MAX_KEPT_CHARS, whole lines
     confirmed_outcome: str | None
+    log_file: str | None = None  # the whole output, when the session keeps one
+    dropped_lines: int = 0  # lines of the output not kept in `output`
 
     def tail(self, limit: int = 4000) -> str:
         """The last `limit` characters of the output, starting at a line start when possible."""
@@ -112,13 +121,22 @@ class WorkspaceTools:
         base_env: Mapping[str, str],
         test_command: TestCommand = OURS,
         test_timeout_s: float = 120.0,
+        sandbox: Sandbox | None = None,
+        log_dir: Path | None = None,
     ) -> None:
+        """`sandbox`: how the test command is confined (None: it is not, --no-sandbox);
+        `log_dir`: where each test run's whole output is written."""
         if not Path(root).is_dir():
             raise ValueError(f"the workspace {root} is not an existing directory")
         self.root = Path(root).resolve()
         self.test_command = test_command
         self.test_timeout_s = test_timeout_s
+        self.sandbox = sandbox
+        self.log_dir = log_dir
+        self._runs = 0
         self._env = scrub_environment(base_env) | {"PYTHONDONTWRITEBYTECODE": "1"}
+        if sandbox is not None:
+            self._env["TMPDIR"] = "/tmp"  # the sandbox's own; any other is read-only there
         if (self.root / "src").is_dir():
             # A src-layout project installed -e in its own venv imports the checkout the
             # install points at; put this folder's sources first, so the session's edits run.
@@ -206,11 +224,20 @@ class WorkspaceTools:
         )
 
     async def run_tests(self, on_output: Callable[[str], None] | None = None) -> TestRun:
-        """Run the test command in its own process group, streaming lines, within the timeout."""
+        """Run the test command in its own process group (and sandbox), streaming lines,
+        within the timeout. Only the output's tail stays in memory; the log file has it all."""
         started = time.monotonic()
+        argv = self.test_command.argv
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(argv, self.root)
+        self._runs += 1
+        log_path = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            log_path = self.log_dir / f"test-run-{self._runs}.log"
         try:
             process = await asyncio.create_subprocess_exec(
-                *self.test_command.argv,
+                *argv,
                 cwd=self.root,
                 env=self._env,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -223,10 +250,12 @@ class WorkspaceTools:
                 f"cannot start the test command {self.test_command.display}: "
                 f"{error.strerror or error}"
             ) from error
-        lines: list[str] = []
+        tail = _Tail()
         timed_out = False
         try:
-            await asyncio.wait_for(_collect(process, lines, on_output), self.test_timeout_s)
+            with open(log_path, "wb") if log_path else contextlib.nullcontext() as log:
+                collecting = _collect(process, tail, on_output, log)
+                await asyncio.wait_for(collecting, self.test_timeout_s)
         except TimeoutError:
             timed_out = True
         finally:
@@ -234,7 +263,7 @@ class WorkspaceTools:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
             exit_code = await process.wait()
-        output = "".join(f"{line}\n" for line in lines)
+        output = tail.text()
         passed, failed = read_counts(output)
         passing = exit_code == 0 and not timed_out
         counted = f" ({passed} passed)" if passed is not None else ""
@@ -249,6 +278,8 @@ class WorkspaceTools:
             confirmed_outcome=(
                 f"{self.test_command.display} passed with exit code 0{counted}" if passing else None
             ),
+            log_file=str(log_path) if log_path else None,
+            dropped_lines=tail.dropped,
         )
 
     def _resolve(self, path: str) -> Path:
@@ -314,25 +345,51 @@ def _write_atomically(target: Path, text: str) -> None:
         raise
 
 
+class _Tail:
+    """The last MAX_KEPT_CHARS of the output, in whole lines."""
+
+    def __init__(self) -> None:
+        self.lines: deque[str] = deque()
+        self.chars = 0
+        self.dropped = 0
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        self.chars += len(line) + 1
+        while self.chars > MAX_KEPT_CHARS and len(self.lines) > 1:
+            self.chars -= len(self.lines.popleft()) + 1
+            self.dropped += 1
+
+    def text(self) -> str:
+        return "".join(f"{line}\n" for line in self.lines)
+
+
 async def _collect(
     process: asyncio.subprocess.Process,
-    lines: list[str],
+    tail: _Tail,
     on_output: Callable[[str], None] | None,
+    log: BinaryIO | None,
 ) -> None:
-    """Read merged output to its end, line by line as it arrives, then wait for the exit."""
+    """Read merged output to its end, line by line as it arrives (the log file gets the
+    bytes as they are), then wait for the exit."""
     assert process.stdout is not None
     pending = b""
     while chunk := await process.stdout.read(64 * 1024):
+        if log is not None:
+            log.write(chunk)
         *complete, pending = (pending + chunk).split(b"\n")
+        while len(pending) > MAX_LINE_BYTES:
+            complete.append(pending[:MAX_LINE_BYTES])
+            pending = pending[MAX_LINE_BYTES:]
         for raw in complete:
-            _emit(raw, lines, on_output)
+            _emit(raw, tail, on_output)
     if pending:
-        _emit(pending, lines, on_output)
+        _emit(pending, tail, on_output)
     await process.wait()
 
 
-def _emit(raw: bytes, lines: list[str], on_output: Callable[[str], None] | None) -> None:
+def _emit(raw: bytes, tail: _Tail, on_output: Callable[[str], None] | None) -> None:
     line = raw.decode("utf-8", errors="replace").removesuffix("\r")
-    lines.append(line)
+    tail.add(line)
     if on_output is not None:
         on_output(line)

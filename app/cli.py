@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-from app.config_file import config_path, load_config
+from app.config_file import config_path, default_env_file, load_config
 from app.errors import CommandError
 from app.history_cli import add_history_commands
 from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
@@ -59,10 +59,13 @@ def _seconds(text: str) -> float:
 
 
 def _dollars(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(
-            f"must be a finite number of US dollars, 0 or more, got {text}"
+            f"must be a finite number of US dollars, more than 0, got {text}"
         )
     return value
 
@@ -96,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
         "ASTRA_RESPONSE_STORAGE=off, ASTRA_PRICE_{INPUT,CACHED_INPUT,OUTPUT}_PER_MILLION.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="FILE",
+        help="read settings from this .env file (default: the .env beside the config file; "
+        "never the current folder's)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     store_options = OneLineParser(add_help=False)
@@ -226,6 +236,11 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--replay", type=Path, metavar="FILE", help="rehearsal script (JSONL)")
     group.add_argument("--model", help="model name (default: ASTRA_MODEL, gpt-6-astra)")
     group.add_argument("--base-url", metavar="URL", help="Responses API base URL")
+    group.add_argument(
+        "--allow-insecure-base-url",
+        action="store_true",
+        help="send the key to a base URL that is not https (loopback needs no flag)",
+    )
     group.add_argument("--memory", metavar="URL", help="memory store URL")
     group.add_argument("--scope", help="memory scope (default: the config file's, else default)")
     group.add_argument(
@@ -295,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("apply", "branch", "discard"),
         help="at the end: apply the diff to the checkout, keep branch astra/<session>, or "
         "discard it (headless default: branch; the dashboard asks)",
+    )
+    group.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the test command unconfined: needed where bubblewrap (bwrap) is missing",
     )
     group.add_argument(
         "--in-place",
@@ -406,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         args = parser.parse_args(["tui"])
     try:
-        settings = exact_urls(args, with_config(args, Settings.from_environment()))
+        settings = exact_urls(args, with_config(args, settings_from(args.env_file)))
         return asyncio.run(command_for(args)(args, settings))
     except CommandError as exc:
         return _fail(str(exc), exc.code)
@@ -419,6 +439,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc.strerror or exc}{where}", 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+
+
+def settings_from(env_file: Path | None) -> Settings:
+    """The environment over a `.env` file: the one named, which must exist, else the config
+    dir's. The current folder's is never read (it may be the project under test)."""
+    if env_file is not None and not env_file.is_file():
+        raise CommandError(f"--env-file {env_file}: no such file", 2)
+    return Settings.from_environment(env_file=env_file or default_env_file())
 
 
 def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
@@ -455,7 +483,9 @@ def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"astra-memory: error: {message}", file=sys.stderr)
+    from memory.records import mask_url_passwords, shown  # pydantic: only on an error
+
+    print(f"astra-memory: error: {mask_url_passwords(shown(message))}", file=sys.stderr)
     return code
 
 

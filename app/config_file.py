@@ -24,12 +24,18 @@ def config_path() -> Path:
     return Path(platformdirs.user_config_dir("astra-codebase-memory")) / "config.toml"
 
 
+def default_env_file() -> Path:
+    """The only `.env` read without --env-file: beside the config file, never the current
+    folder's."""
+    return config_path().with_name(".env")
+
+
 def _budget(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise ValueError("expected a number of US dollars")
     number = float(value)
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(f"must be a finite number of US dollars, 0 or more, got {value}")
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"must be a finite number of US dollars, more than 0, got {value}")
     return number
 
 

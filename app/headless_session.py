@@ -19,7 +19,7 @@ from rich.markup import escape
 from agent import events as ev
 from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 from app.console import make_console
-from memory.records import counts_text
+from memory.records import counts_text, shown
 
 StorePolicy = Literal["ask", "yes", "no"]
 
@@ -40,7 +40,7 @@ def ask_terminal(question: str) -> bool:
 
 def ask_edit_on_terminal(proposal: EditProposal) -> EditDecision:
     """The edit's diff on stderr, then y/N and, on no, the reason the model is given."""
-    print(f"\nAstra wants to edit {proposal.path}:\n{proposal.diff}", file=sys.stderr)
+    print(f"\nAstra wants to edit {shown(proposal.path)}:\n{shown(proposal.diff)}", file=sys.stderr)
     if ask_terminal("Apply this edit?"):
         return EditDecision(True)
     print("Why not? (told to the model) ", end="", file=sys.stderr, flush=True)

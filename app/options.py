@@ -29,6 +29,7 @@ class SessionOptions:
     replay: Path | None = None
     model: str | None = None
     base_url: str | None = None
+    allow_insecure_base_url: bool = False  # plain http to a host that is not loopback
     memory: str | None = None
     scope: str = "default"
     store: str = "ask"
@@ -45,6 +46,7 @@ class SessionOptions:
     allow_dirty: bool = False
     on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
     in_place: bool = False  # the dashboard asks
+    no_sandbox: bool = False  # the test command runs unconfined (issue 14)
     edits: str | None = None  # ask|auto; None: ask where an operator is present
     min_relevance: str | None = None  # None: ASTRA_MIN_RELEVANCE
 
@@ -57,6 +59,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         replay=args.replay,
         model=args.model,
         base_url=args.base_url,
+        allow_insecure_base_url=args.allow_insecure_base_url,
         memory=args.memory,
         scope=args.scope or "default",
         store=args.store,
@@ -71,6 +74,7 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
         allow_dirty=args.allow_dirty,
         on_success=args.on_success,
         in_place=args.in_place,
+        no_sandbox=args.no_sandbox,
         edits=args.edits,
         min_relevance=args.min_relevance,
     )

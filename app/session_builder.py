@@ -19,6 +19,7 @@ from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
 from agent.loop import AgentLimits, AstraAgent
 from agent.preflight import run_preflight
 from agent.project_tests import TestCommandError, resolve_test_command
+from agent.sandbox import INSTALL_HINT, Sandbox, find_sandbox
 from agent.session_workspace import Finish, WorkspaceError, open_session_workspace
 from agent.supervisor import Supervisor
 from agent.transport import (
@@ -26,6 +27,7 @@ from agent.transport import (
     RecordingTransport,
     ReplayTransport,
     ResponsesTransport,
+    insecure_base_url,
 )
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
@@ -34,6 +36,7 @@ from app.options import DEMO_PROJECTS, SessionOptions
 from app.session_history import SummaryRecorder
 from app.settings import Settings
 from memory.embedder import Embedder, shared_embedder
+from memory.records import mask_url_passwords
 from memory.service import MemoryService
 from memory.store import MemoryStore
 
@@ -81,8 +84,15 @@ def build_transport(
         session_limit_usd=options.budget_usd,
         total_limit_usd=settings.astra_budget_usd,
     )
+    base_url = options.base_url or settings.openai_base_url
+    if insecure_base_url(base_url) and not options.allow_insecure_base_url:
+        raise CommandError(
+            f"base URL {mask_url_passwords(base_url)} is not https: the key would cross the "
+            "network in clear text (--allow-insecure-base-url sends it anyway)",
+            2,
+        )
     http = HttpResponsesTransport(
-        options.base_url or settings.openai_base_url,
+        base_url,
         key,
         request_timeout_s=options.request_timeout_s,
         on_retry=lambda notice: emit(
@@ -147,6 +157,8 @@ def build_agent(
         base_env=dict(os.environ),
         test_command=command,
         test_timeout_s=options.test_timeout_s,
+        sandbox=test_sandbox(options, workspace),
+        log_dir=settings.data_dir / "test-output" / session_id,
     )
     return AstraAgent(
         transport,
@@ -162,10 +174,21 @@ def build_agent(
         ),
         guard=guard,
         emit=emit,
-        memory_url=store.url,
+        memory_url=mask_url_passwords(store.url),
         edits=edits,
         workspace=home if home.kind != "in-place" else None,
     )
+
+
+def test_sandbox(options: SessionOptions, workspace: Path) -> Sandbox | None:
+    """The test command's confinement; None only with --no-sandbox, or for our own demo
+    projects where bwrap is missing. Anything else without one is refused (exit 2)."""
+    if options.no_sandbox:
+        return None
+    sandbox, why = find_sandbox()
+    if sandbox is None and not is_demo_template(workspace):
+        raise CommandError(f"{why}: the test command would run unconfined; {INSTALL_HINT}", 2)
+    return sandbox
 
 
 def is_demo_template(workspace: Path) -> bool:
@@ -188,6 +211,8 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
         test_timeout_s=options.test_timeout_s,
         run_in=agent.tools.root,
         allow_dirty=options.allow_dirty or is_demo_template(source),
+        sandbox=agent.tools.sandbox,
+        no_sandbox=options.no_sandbox or is_demo_template(source),
         live=options.live,
         model=agent.model,
         api_key=key,

@@ -131,15 +131,21 @@ class SessionQueue:
             count += 1
         return count
 
-    def stop(self) -> str:
-        """Ask the running session to stop at its next safe point; what is said about it."""
+    def stop(self, *, cancel_request: bool = False) -> str:
+        """Ask the running session to stop at its next safe point (`cancel_request`: now,
+        cutting off a model request in flight); what is said about it."""
         if self.agent is None:
             return "no session is running"
-        self.agent.request_stop()
+        self.agent.request_stop(cancel_request=cancel_request)
         cancelled = self.cancel_queued()
         also = f"; {cancelled} queued session(s) will not start" if cancelled else ""
-        self.set_status(f"stopping at the next safe point…{also}")
-        return f"stopping at the next safe point{also}"
+        when = (
+            "now: a model request in flight is charged its worst case"
+            if cancel_request
+            else ("at the next safe point")
+        )
+        self.set_status(f"stopping {when}…{also}")
+        return f"stopping {when}{also}"
 
     async def run(self) -> None:
         """Open the memory, then run the queued sessions one at a time for as long as the

@@ -1,5 +1,9 @@
 """Configuration from the environment (and a `.env` file), built once by the CLI.
 
+The `.env` file is the config dir's (`astra-memory config path` shows the folder), or the one
+named with `--env-file`; never the current folder's, where a checkout under test could plant
+one that sends the key to another server or raises the budget.
+
 The names are public contracts (see README): OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL,
 ASTRA_MEMORY_URL, ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER (onnx|torch), plus
 ASTRA_EMBEDDING_MODEL_PATH and
@@ -42,6 +46,14 @@ class Secret:
         return "Secret('**********')"
 
     __str__ = __repr__
+
+
+def _positive(text: str) -> float:
+    """A spending limit: a finite number of US dollars above 0 (nan, inf, 0 and -1 are not)."""
+    value = _non_negative(text)
+    if value == 0:
+        raise ValueError(f"must be more than 0, got {text!r}")
+    return value
 
 
 def _non_negative(text: str) -> float:
@@ -110,7 +122,7 @@ class Settings:
 
     @classmethod
     def from_environment(
-        cls, environ: Mapping[str, str] | None = None, env_file: Path | None = Path(".env")
+        cls, environ: Mapping[str, str] | None = None, env_file: Path | None = None
     ) -> Settings:
         """The environment over the `.env` file. Names match in any case; an empty value
         counts as unset, so it leaves the `.env` file's value in force.
@@ -147,7 +159,7 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_data_dir": Path,
     "astra_embedder": _embedder,
     "astra_embedding_model_path": Path,
-    "astra_budget_usd": _non_negative,
+    "astra_budget_usd": _positive,
     "astra_price_input_per_million": _non_negative,
     "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,

@@ -231,7 +231,8 @@ class AstraApp(App[int]):
         self.sessions.add(SessionPlan(options, Path(entry.workspace), new_session_id("replay")))
 
     def action_stop_session(self) -> None:
-        self.notify(self.sessions.stop())
+        """Stop now: a model request in flight is cut off (and charged its worst case)."""
+        self.notify(self.sessions.stop(cancel_request=True))
 
     async def action_quit(self) -> None:
         """Quit; mid-session, ask first, then stop it at its next safe point, show the

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.markup import escape
+from textual.markup import escape as _escape
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -20,6 +20,13 @@ BAR_WIDTH = 10
 def score_bar(score: float) -> str:
     filled = round(min(max(score, 0.0), 1.0) * BAR_WIDTH)
     return f"[$success]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/]"
+
+
+def escape(text: str) -> str:
+    """Data inside markup: escaped, its control characters shown."""
+    from memory.records import shown  # pydantic: loaded with the first match, not the frame
+
+    return _escape(shown(text))
 
 
 class MatchesLog(OptionList):

@@ -46,8 +46,14 @@ def _style(value: str) -> Style:
 
 
 def as_text(line: str | Text) -> Text:
-    """A line as Rich Text: a string is markup; Text (e.g. another program's output) as is."""
-    return Text.from_markup(line) if isinstance(line, str) else line
+    """A line as Rich Text: a string is markup (its data escaped by the caller); Text (e.g.
+    another program's output) as is. Either way its control characters are shown, not
+    obeyed: model text and test output never move the cursor or hide the next line."""
+    from memory.records import shown  # pydantic: loaded with the first line, not the first frame
+
+    text = Text.from_markup(line) if isinstance(line, str) else line.copy()
+    text.plain = shown(text.plain)  # one character for one: the styles stay in place
+    return text
 
 
 class PaneLog(RichLog):

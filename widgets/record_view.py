@@ -24,33 +24,38 @@ def record_renderable(
     *,
     stale: bool = False,
 ) -> RenderableType:
-    from memory.records import counts_text  # loaded with the record, not the first frame
+    """Every field as Text, never markup, with its control characters shown: a record is
+    data, whoever wrote it."""
+    from memory.records import counts_text, shown  # loaded with the record, not the first frame
+
+    def data(text: str, style: str = "") -> Text:
+        return Text(shown(text), style=style)
 
     flagged = "bold white on red" if record.flags else "bold"
 
     facts = Table.grid(padding=(0, 1))
     facts.add_column(style="dim", no_wrap=True)
     facts.add_column()
-    facts.add_row("id", record.memory_id)
-    facts.add_row("fix", Text(record.fix_description, style=flagged))
-    facts.add_row("error type", record.error_type)
-    facts.add_row("files", ", ".join(record.file_paths))
-    facts.add_row("outcome", record.outcome)
-    facts.add_row("scope", record.scope)
-    facts.add_row("session", record.session_id)
+    facts.add_row("id", data(record.memory_id))
+    facts.add_row("fix", data(record.fix_description, flagged))
+    facts.add_row("error type", data(record.error_type))
+    facts.add_row("files", data(", ".join(record.file_paths)))
+    facts.add_row("outcome", data(record.outcome))
+    facts.add_row("scope", data(record.scope))
+    facts.add_row("session", data(record.session_id))
     facts.add_row("stored at", f"{record.timestamp:%Y-%m-%d %H:%M:%S %Z}")
-    facts.add_row("provenance", record.provenance)
+    facts.add_row("provenance", data(record.provenance))
     if record.confirmations:
         last = record.confirmations[-1]
         facts.add_row(
             "confirmed",
             f"{record.times_confirmed} times; last {last.confirmed_at:%Y-%m-%d %H:%M} "
-            f"by session {last.session_id}",
+            f"by session {data(last.session_id)}",
         )
     if record.evidence is not None:
         e = record.evidence
         facts.add_row(
-            "evidence", f"{e.command} → exit {e.exit_code}, {counts_text(e.passed, e.failed)}"
+            "evidence", data(f"{e.command} → exit {e.exit_code}, {counts_text(e.passed, e.failed)}")
         )
     if stale:
         facts.add_row(
@@ -61,15 +66,15 @@ def record_renderable(
             ),
         )
     if record.flags:
-        facts.add_row("FLAGGED", Text("; ".join(record.flags), style="bold red"))
+        facts.add_row("FLAGGED", data("; ".join(record.flags), "bold red"))
     if record.symptom:
         symptom = record.symptom if len(record.symptom) <= 400 else record.symptom[:400] + "…"
-        facts.add_row("symptom", Text(symptom, style="italic"))
+        facts.add_row("symptom", data(symptom, "italic"))
     parts: list[RenderableType] = [facts]
     if record.diff:
         from rich.syntax import Syntax  # Pygments: loaded with the first diff, not at launch
 
-        parts += [Text("diff", style="dim"), Syntax(record.diff, "diff", word_wrap=True)]
+        parts += [Text("diff", style="dim"), Syntax(shown(record.diff), "diff", word_wrap=True)]
     if nearest is not None:
         parts.append(Text("nearest records in memory", style="bold"))
         if not nearest:
@@ -78,10 +83,10 @@ def record_renderable(
             other = result.record
             style = "red" if other.flags else ""
             parts.append(
-                Text(
+                data(
                     f"  {result.score:.4f}  {other.short_id}  {other.error_type} · "
                     f"{', '.join(other.file_paths)} · {other.fix_description}",
-                    style=style,
+                    style,
                 )
             )
     return Group(*parts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.markup import escape
+from textual.markup import escape as _escape
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -18,6 +18,11 @@ class SessionHeader(Static):
     status = reactive("idle")
 
     def render(self) -> str:
+        from memory.records import mask_url_passwords, shown  # pydantic: not the first frame
+
+        def escape(text: str) -> str:
+            return _escape(mask_url_passwords(shown(text)))
+
         return (
             f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
             f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"

@@ -15,6 +15,7 @@ from app.options import options_from
 from app.session_builder import price_override
 from app.settings import Settings
 from memory.embedder import shared_embedder
+from memory.records import mask_url_passwords, shown
 
 
 async def doctor(args: argparse.Namespace, settings: Settings) -> int:
@@ -35,7 +36,8 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
         model=options.model or settings.astra_model,
         api_key=key,
         price_override=price_override(settings),
+        no_sandbox=options.no_sandbox,
     )
     for check in checks:
-        print(check.line(), flush=True)
+        print(mask_url_passwords(shown(check.line())), flush=True)
     return 0 if all(check.ok for check in checks) else 2

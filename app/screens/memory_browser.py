@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -68,6 +69,14 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _data(text: str) -> Text:
+    """A record's text as a cell: never markup, its control characters shown and a URL's
+    password masked."""
+    from memory.records import mask_url_passwords, shown  # pydantic: not the first frame
+
+    return Text(mask_url_passwords(shown(text)), no_wrap=True)
+
+
 class MemoryBrowserScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back", id="browser.back"),
@@ -105,7 +114,7 @@ class MemoryBrowserScreen(Screen):
         elif self.loaded is not None and not self.memory.ready.is_set():
             what += " · search waits for the embedding model"
         self.query_one("#browser-title", Label).update(
-            f"Memory · {self.memory.memory_url} · {what}"
+            _data(f"Memory · {self.memory.memory_url} · {what}")
         )
 
     def compose(self) -> ComposeResult:
@@ -180,18 +189,20 @@ class MemoryBrowserScreen(Screen):
             table.add_column(title, width=width or fix_width, key=title)
         for record, score in self._rows:
             audit = self._stats.get(record.memory_id)
-            cells = {
-                "id": record.short_id,
+            cells = {  # the record's own text as Text: a DataTable reads a str as markup
+                "id": _data(record.short_id),
                 "score": score,
-                "error type": _clip(record.error_type, 14),
-                "fix": _clip(
-                    ("⚠ stale · " if record.memory_id in self.stale else "")
-                    + " ".join(record.fix_description.split()),
-                    fix_width,
+                "error type": _data(_clip(record.error_type, 14)),
+                "fix": _data(
+                    _clip(
+                        ("⚠ stale · " if record.memory_id in self.stale else "")
+                        + " ".join(record.fix_description.split()),
+                        fix_width,
+                    )
                 ),
-                "files": _clip(", ".join(record.file_paths), 14),
+                "files": _data(_clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
-                "scope": _clip(record.scope, 8),
+                "scope": _data(_clip(record.scope, 8)),
                 "dlv": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended

@@ -6,7 +6,10 @@ subprocess are the real ones.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -474,3 +477,26 @@ async def test_the_report_says_whether_the_first_request_sent_was_chained(sessio
     first, second = (body for _, _, body in server.requests)
     assert report.first_request_chained is ("previous_response_id" in first) is False
     assert second["previous_response_id"] == "resp_1"
+
+
+async def test_stop_cancels_a_request_in_flight_and_charges_its_worst_case(
+    session, server, tmp_path
+):
+    server.enqueue(response(1, message("too late")), delay_s=20)
+    agent, events, _ = session(guard=live_guard(tmp_path, 10.0))
+
+    def stop_once_sent(event) -> None:
+        events.append(event)
+        if getattr(event, "event", "") == "model_requested":
+            stop = partial(agent.request_stop, cancel_request=True)
+            asyncio.get_running_loop().call_later(0.3, stop)
+
+    agent.emit = stop_once_sent
+    started = time.monotonic()
+    report = await agent.run("fix it")
+    worst = next(e for e in events if getattr(e, "event", "") == "model_requested")
+    assert time.monotonic() - started < 10  # not the 20 s the server takes
+    assert (report.status, report.exit_code) == ("stopped", 3)
+    assert report.cost_usd == pytest.approx(worst.worst_case_usd) and report.cost_usd > 0
+    [line] = (tmp_path / "ledger.jsonl").read_text().splitlines()
+    assert json.loads(line)["basis"] == "unknown_outcome"

@@ -223,6 +223,7 @@ async def test_run_preflight_runs_every_check_in_order(tmp_path: Path, db_path: 
         "embedding model",
         "api key",
         "model price",
+        "sandbox",
         "git tree",
         "test command",
     ]

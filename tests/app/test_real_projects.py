@@ -227,6 +227,7 @@ def test_doctor_prints_one_line_per_check_and_exits_2_on_a_failure(capsys, proje
     assert [line.split(":")[0].split(maxsplit=1) for line in lines] == [
         ["ok", "store"],
         ["ok", "embedding model"],
+        ["ok", "sandbox"],
         ["ok", "git tree"],
         ["ok", "test command"],
     ]

@@ -1,0 +1,59 @@
+"""Confinement for the project's test command, the one place the model's edits run as code.
+
+Bubblewrap (Debian's `bubblewrap`) gives the command the workspace writable, the rest of the
+filesystem read-only, a private /tmp, no network, and a PID namespace that ends with it:
+once bwrap is killed (the process group kill in WorkspaceTools), --die-with-parent ends its
+first child, and with it every process of the namespace, `setsid` ones included.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox"
+CONFINEMENT = "bwrap: the workspace writable, the rest read-only, no network"
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    bwrap: str
+
+    def wrap(self, argv: tuple[str, ...], root: Path) -> tuple[str, ...]:
+        """`argv` confined: only `root` writable, run from it."""
+        folder = str(root)
+        return (
+            self.bwrap,
+            *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
+            *("--bind", folder, folder, "--chdir", folder),
+            *("--unshare-net", "--unshare-pid", "--die-with-parent"),
+            "--",
+            *argv,
+        )
+
+
+@functools.cache
+def find_sandbox() -> tuple[Sandbox | None, str]:
+    """The sandbox and what it gives, or None and why there is none. bwrap is tried once
+    per process: in some containers it is installed but may not make namespaces."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None, "no sandbox: bwrap is not installed"
+    sandbox = Sandbox(bwrap)
+    try:
+        probe = subprocess.run(
+            sandbox.wrap(("true",), Path("/")),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"no sandbox: bwrap does not run here ({error})"
+    if probe.returncode != 0:
+        why = " ".join(probe.stderr.split()) or f"exit code {probe.returncode}"
+        return None, f"no sandbox: bwrap does not run here ({why})"
+    return sandbox, CONFINEMENT

@@ -1,0 +1,90 @@
+"""The test command's sandbox (issue 14, finding 7) and its bounded output (finding 10):
+code the tests run cannot write outside the workspace, reach the network or outlive the
+run, and 50 MB of output leaves a tail in memory and the whole in the log file."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agent.project_tests import TestCommand
+from agent.sandbox import find_sandbox
+from agent.workspace import MAX_KEPT_CHARS, WorkspaceTools
+
+SANDBOX, WHY_NOT = find_sandbox()
+needs_sandbox = pytest.mark.skipif(SANDBOX is None, reason=WHY_NOT)
+
+
+def tools_running(root, script: str, **options) -> WorkspaceTools:
+    """The workspace's tests are `python -c script`."""
+    argv = (sys.executable, "-c", script)
+    command = TestCommand(argv, shlex.join(argv), "flag")
+    return WorkspaceTools(root, base_env=dict(os.environ), test_command=command, **options)
+
+
+@needs_sandbox
+async def test_the_tests_cannot_write_outside_the_workspace(tmp_path):
+    # beside this file, not under /tmp: the sandbox's /tmp is its own, so a write there
+    # would vanish without proving the rest is read-only
+    workspace, outside = tmp_path / "ws", Path(__file__).with_name(f"escaped-{os.getpid()}")
+    workspace.mkdir()
+    script = (
+        "import pathlib, sys\n"
+        "pathlib.Path('inside.txt').write_text('ok')\n"
+        f"try:\n    pathlib.Path({str(outside)!r}).write_text('escaped')\n"
+        "except OSError as e:\n    print('refused:', e.strerror); sys.exit(3)\n"
+    )
+    try:
+        run = await tools_running(workspace, script, sandbox=SANDBOX).run_tests()
+    finally:
+        escaped = outside.exists()
+        outside.unlink(missing_ok=True)
+    assert not escaped and (workspace / "inside.txt").read_text() == "ok"
+    assert run.exit_code == 3 and "Read-only" in run.output
+
+
+@needs_sandbox
+async def test_the_tests_reach_no_network(tmp_path):
+    script = (
+        "import socket\n"
+        "try:\n    socket.create_connection(('1.1.1.1', 53), timeout=3)\n"
+        "except OSError as e:\n    print('unreachable:', e.strerror)\n"
+    )
+    run = await tools_running(tmp_path, script, sandbox=SANDBOX).run_tests()
+    assert "unreachable: Network is unreachable" in run.output
+
+
+@needs_sandbox
+async def test_a_setsid_child_does_not_outlive_the_run(tmp_path):
+    marker = tmp_path / "child.pid"
+    script = (
+        "import subprocess, time\n"
+        "child = subprocess.Popen(['setsid', 'sh', '-c', 'echo $$ > child.pid; "
+        "while true; do date > beat; sleep 0.1; done'])\n"
+        "time.sleep(1)\n"
+    )
+    await tools_running(tmp_path, script, sandbox=SANDBOX).run_tests()
+    assert marker.exists()
+    beat = (tmp_path / "beat").stat().st_mtime
+    time.sleep(0.6)
+    assert (tmp_path / "beat").stat().st_mtime == beat  # nothing beats any more
+
+
+async def test_fifty_megabytes_of_output_keep_a_bounded_tail_and_the_whole_log(tmp_path):
+    script = (
+        "import sys\n"
+        "line = 'x' * 99 + '\\n'\n"
+        "for _ in range(5):\n    sys.stdout.write(line * 100_000)\n"
+        "sys.stdout.write('y' * 3_000_000)\n"  # one line with no end: cut, not held whole
+        "print('\\n1 passed, 2 failed')\n"
+    )
+    tools = tools_running(tmp_path, script, log_dir=tmp_path / "logs")
+    run = await tools.run_tests()
+    assert len(run.output) <= MAX_KEPT_CHARS and run.dropped_lines > 400_000
+    assert (run.passed, run.failed) == (1, 2)  # the counts are read from the tail
+    assert os.path.getsize(run.log_file) == 5 * 100_000 * 100 + 3_000_000 + 20

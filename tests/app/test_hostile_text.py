@@ -1,0 +1,144 @@
+"""Text is data wherever it is shown (issue 14, findings 5 and 8): a record's or a model's
+brackets are never read as Rich markup, and control sequences (clear screen, conceal,
+OSC 52 clipboard, OSC 8 links) never reach the terminal raw — in the CLI and the dashboard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable
+
+from agent.supervisor import StoreProposal
+from app.cli import main
+from app.console import make_console
+from app.screens.memory_browser import MemoryBrowserScreen
+from app.screens.record_modal import RecordModal
+from app.screens.store_modal import StoreModal
+from memory.records import MemoryRecord, mask_url_passwords, shown
+from memory.store import open_store
+from tests.app.pilot_helpers import SIZE, idle_app, wait_for, wait_for_screen
+from tests.fakes import EVIDENCE, HashEmbedder
+from widgets import RecordView
+
+ESC = "\x1b"
+CLEAR, CONCEAL = f"{ESC}[2J{ESC}[H", f"{ESC}[8m"
+OSC52 = f"{ESC}]52;c;cm0gLXJmIH4=\x07"
+OSC8 = f"{ESC}]8;;https://evil.example{ESC}\\click{ESC}]8;;{ESC}\\"
+HOSTILE = f"Route [/users] returned 404 [bold]x[/ {CLEAR}{OSC52}{OSC8}\x9b31m{CONCEAL}"
+
+
+def hostile_record(memory_id: str = "0badc0de-0000-4000-8000-000000000000") -> MemoryRecord:
+    return MemoryRecord(
+        memory_id=memory_id,
+        scope="tui",
+        fix_description=HOSTILE,
+        error_type=HOSTILE,
+        file_paths=(HOSTILE, "[red]app.py"),
+        outcome=HOSTILE,
+        symptom=HOSTILE,
+        diff=HOSTILE,
+        session_id=HOSTILE,
+        response_id=HOSTILE,
+        timestamp=datetime(2026, 1, 2, tzinfo=UTC),
+        evidence=EVIDENCE.model_copy(update={"command": HOSTILE, "output_excerpt": HOSTILE}),
+        flags=(HOSTILE,),
+    )
+
+
+async def put(url: str, record: MemoryRecord) -> None:
+    store = open_store(url)
+    try:
+        vector = HashEmbedder().embed_many_sync([record.embedding_text()])[0]
+        await store.upsert_many([(record, vector)])
+    finally:
+        await store.close()
+
+
+def test_control_characters_are_shown_not_obeyed_and_keep_their_place():
+    safe = shown(HOSTILE + "\n\tnext")
+    assert ESC not in safe and "\x07" not in safe and "\x9b" not in safe
+    assert safe.endswith("␛[8m\n\tnext") and len(safe) == len(HOSTILE) + 6
+    assert shown("a\ud800b") == "a\ufffdb"
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("redis://:pw@host:6379/0", "redis://:***@host:6379/0"),
+        ("vectorai://u:p@ss/w0rd@db:6574", "vectorai://u:***@db:6574"),
+        ("cannot reach https://k:secret@api.example/v1 now", "https://k:***@api.example/v1 now"),
+        ("https://api.example:8443/v1", "https://api.example:8443/v1"),
+    ],
+)
+def test_a_password_in_a_url_is_masked_wherever_it_is_in_the_text(text, masked):
+    assert mask_url_passwords(text).endswith(masked)
+
+
+def test_the_cli_console_never_writes_a_control_sequence_or_a_url_password(capsys):
+    make_console().print(Text(HOSTILE), "[bold]sqlite:///x redis://:pw@h[/]")
+    out = capsys.readouterr().out
+    assert ESC not in out and "Route [/users] returned 404 [bold]x[/" in out
+    assert "redis://:***@h" in out and "pw" not in out
+
+
+async def test_a_hostile_record_renders_in_the_browser_and_both_modals(settings, url):
+    record = hostile_record()
+    await put(url, record)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await wait_for(pilot, lambda: app.screen.records)
+        table = app.screen.query_one(DataTable)
+        cells = [str(cell) for cell in table.get_row(record.memory_id)]
+        assert any("Route [/users] returned 404 [bold]x[/" in cell for cell in cells)
+        assert not any(ESC in cell for cell in cells)
+        for modal in (RecordModal(record), StoreModal(StoreProposal(record, []))):
+            app.push_screen(modal)
+            await wait_for(pilot, lambda m=modal: m.is_current and m.query(RecordView))
+            await pilot.pause()
+            drawn = "\n".join(
+                line.text
+                for line in modal.query_one(RecordView).render_lines(
+                    modal.query_one(RecordView).region.reset_offset
+                )
+            )
+            assert "Route [/users] returned 404" in drawn and ESC not in drawn
+            modal.dismiss(False)
+            await pilot.pause()
+
+
+def test_memory_show_list_and_eval_print_hostile_records_as_data(capsys, tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("ASTRA_DATA_DIR", str(data))
+    monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
+    record = hostile_record().model_copy(update={"scope": "default"})
+    asyncio.run(put(f"sqlite:///{data / 'memory.sqlite3'}", record))
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(  # a hit, and a miss: misses are printed with their query
+        json.dumps({"query": HOSTILE, "expect": record.memory_id})
+        + "\n"
+        + json.dumps({"query": HOSTILE, "expect": "00000000-0000-0000-0000-000000000000"})
+        + "\n"
+    )
+    for argv in (
+        ["memory", "show", record.memory_id],
+        ["memory", "list"],
+        ["memory", "search", HOSTILE],
+        ["memory", "eval", str(queries)],
+    ):
+        code = main(argv)
+        captured = capsys.readouterr()
+        assert code == 0, (argv, captured.err)
+        assert ESC not in captured.out + captured.err and "\x9b" not in captured.out
+        assert "Traceback" not in captured.err
+    assert "[/users]" in main_output(capsys, ["memory", "show", record.memory_id])
+
+
+def main_output(capsys, argv: list[str]) -> str:
+    main(argv)
+    return capsys.readouterr().out
