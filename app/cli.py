@@ -11,76 +11,24 @@ import argparse
 import asyncio
 import importlib
 import importlib.metadata
-import math
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import NoReturn
 
+from app.arguments import (
+    OneLineParser,
+    positive_int,
+    query_text,
+    score,
+    session_options_parser,
+)
 from app.config_file import config_path, default_env_file, load_config
 from app.errors import CommandError
 from app.history_cli import add_history_commands
-from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from app.settings import Settings
 from app.store_url import resolve_memory_url
 from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line on stderr and exit 2, as every other error is."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"astra-memory: error: {message} (see {self.prog} --help)\n")
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text!r}")
-    return value
-
-
-def _dollars(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite number of US dollars, more than 0, got {text}"
-        )
-    return value
-
-
-def _score(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:  # nan fails both comparisons
-        raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
-    return value
-
-
-def _query(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the query is empty")
-    return text
 
 
 def _version() -> str:
@@ -126,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     listing.add_argument("--scope", help="only this scope")
     listing.add_argument(
-        "--limit", type=_positive_int, default=50, help="at most N records (0: all; default 50)"
+        "--limit", type=positive_int, default=50, help="at most N records (0: all; default 50)"
     )
 
     show = actions.add_parser(
@@ -137,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     search = actions.add_parser(
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
     )
-    search.add_argument("query", metavar="QUERY", type=_query, help="failure text to search for")
+    search.add_argument(
+        "query", metavar="QUERY", type=query_text, help="failure text to search for"
+    )
     where = search.add_mutually_exclusive_group()
     where.add_argument("--scope", default="default", help="scope to search (default: default)")
     where.add_argument("--all-scopes", action="store_true", help="search every scope")
@@ -149,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--error-type", help="only records of this error type")
     search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
     search.add_argument(
-        "--min-score", type=_score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
+        "--min-score", type=score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
     )
 
     delete = actions.add_parser(
@@ -224,116 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     migration.add_argument("--from", dest="source", required=True, metavar="URL")
     migration.add_argument("--to", dest="target", required=True, metavar="URL")
 
-    session_options = OneLineParser(add_help=False)
-    group = session_options.add_argument_group("session options")
-    group.add_argument("--prompt", help="the task for Astra (default: fix the failing tests)")
-    group.add_argument("--live", action="store_true", help="send paid requests to the model")
-    group.add_argument(
-        "--approve-live-cost",
-        action="store_true",
-        help="approve the session's worst-case cost up front (else asked on a terminal)",
-    )
-    group.add_argument("--replay", type=Path, metavar="FILE", help="rehearsal script (JSONL)")
-    group.add_argument("--model", help="model name (default: ASTRA_MODEL, gpt-6-astra)")
-    group.add_argument("--base-url", metavar="URL", help="Responses API base URL")
-    group.add_argument(
-        "--allow-insecure-base-url",
-        action="store_true",
-        help="send the key to a base URL that is not https (loopback needs no flag)",
-    )
-    group.add_argument("--memory", metavar="URL", help="memory store URL")
-    group.add_argument("--scope", help="memory scope (default: the config file's, else default)")
-    group.add_argument(
-        "--store",
-        choices=("ask", "yes", "no"),
-        default="ask",
-        help="confirm memory writes: ask on a terminal (declines without one), yes, or no",
-    )
-    group.add_argument(
-        "--budget-usd",
-        type=_dollars,
-        metavar="X",
-        help="spending limit for this session (default: the config file's)",
-    )
-    group.add_argument(
-        "--max-turns", type=_at_least_one, default=12, metavar="N", help="model turn limit"
-    )
-    # the Responses API (issue 10)
-    group.add_argument(
-        "--reasoning-effort",
-        choices=("minimal", "low", "medium", "high"),
-        default="low",
-        help="how hard the model reasons before answering (default: low)",
-    )
-    group.add_argument(
-        "--max-output-tokens",
-        type=_at_least_one,
-        default=DEFAULT_MAX_OUTPUT_TOKENS,
-        metavar="N",
-        help="output cap of each response, reasoning included; it sets each request's "
-        f"worst-case cost (default: {DEFAULT_MAX_OUTPUT_TOKENS})",
-    )
-    group.add_argument(
-        "--request-timeout",
-        type=_seconds,
-        default=REQUEST_TIMEOUT_S,
-        metavar="SECONDS",
-        help="give up on a request after this long; it is charged its worst case, not "
-        f"retried (default: {REQUEST_TIMEOUT_S:g}; connecting: 5)",
-    )
-    group.add_argument(
-        "--no-store",
-        action="store_true",
-        help="keep no responses on the server (also ASTRA_RESPONSE_STORAGE=off): every "
-        "request resends the conversation",
-    )
-    group.add_argument(
-        "--test-cmd",
-        metavar="CMD",
-        help="the project's test command (default: [tool.astra-memory] test-command, else "
-        "pytest through the workspace's own venv, else ours)",
-    )
-    group.add_argument(
-        "--test-timeout",
-        type=_seconds,
-        default=120.0,
-        metavar="S",
-        help="seconds one test run may take (default 120)",
-    )
-    group.add_argument(
-        "--allow-dirty",
-        action="store_true",
-        help="start from a git checkout's uncommitted changes instead of refusing it",
-    )
-    group.add_argument(
-        "--on-success",
-        choices=("apply", "branch", "discard"),
-        help="at the end: apply the diff to the checkout, keep branch astra/<session>, or "
-        "discard it (headless default: branch; the dashboard asks)",
-    )
-    group.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run the test command unconfined: needed where bubblewrap (bwrap) is missing",
-    )
-    group.add_argument(
-        "--in-place",
-        action="store_true",
-        help="edit the workspace itself, with no worktree or copy and no undo",
-    )
-    group.add_argument(
-        "--edits",
-        choices=("ask", "auto"),
-        help="ask the operator before each edit, or apply them (default: ask in the "
-        "dashboard and on a terminal, auto without one)",
-    )
-
-    group.add_argument(
-        "--min-relevance",
-        choices=("strong", "possible", "weak"),
-        help="weakest match label the model is given from memory (default: "
-        "ASTRA_MIN_RELEVANCE, else possible)",
-    )
+    session_options = session_options_parser()
 
     run = commands.add_parser(
         "run",
