@@ -12,7 +12,16 @@ from agent import events as ev
 from agent.budget import CostGuard
 from agent.exceptions import ExitCode
 from agent.session_tools import SessionTools
+from agent.session_workspace import SessionWorkspace
 from agent.turns import ModelTurn, Usage
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    """How far one session may go before it is stopped (exit 3)."""
+
+    max_turns: int = 12
+    max_tool_calls: int = 40
 
 
 @dataclass
@@ -71,6 +80,32 @@ class Books:
             output_tokens=self.output_tokens,
             cached_input_tokens=self.cached_input_tokens,
             reasoning_tokens=self.reasoning_tokens,
+        )
+
+    def started(
+        self,
+        session: SessionTools,
+        model: str,
+        live: bool,
+        memory_url: str,
+        workspace: SessionWorkspace | None,
+    ) -> ev.SessionStarted:
+        """The session's first event: what runs where, with which tests and limits."""
+        tools = session.workspace
+        return ev.SessionStarted(
+            session_id=session.memory.session_id,
+            model=model,
+            mode="live" if live else "rehearsal",
+            workspace=str(workspace.source if workspace else tools.root),
+            work_dir=str(tools.root),
+            memory_url=memory_url,
+            scope=session.memory.scope,
+            max_turns=self.max_turns,
+            test_command=tools.test_command.display,
+            test_command_source=tools.test_command.source,
+            workspace_kind=workspace.kind if workspace else "in-place",
+            branch=workspace.branch if workspace else None,
+            edits=session.edits,
         )
 
     def report(

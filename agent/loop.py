@@ -10,33 +10,32 @@ stops end a session early: each is a named exception carrying its exit code
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 from agent import events as ev
 from agent import exceptions as stops
 from agent.approval import EditPolicy
-from agent.books import Books
-from agent.budget import BudgetExceededError, CostGuard
+from agent.books import AgentLimits, Books
+from agent.budget import CostGuard
 from agent.exceptions import ExitCode
 from agent.gates import final_answer_refusal
+from agent.metered import MeteredRequests
 from agent.session_tools import SessionTools
 from agent.session_workspace import SessionWorkspace
 from agent.supervisor import Supervisor
-from agent.transport import OutcomeUnknownError, ResponsesAPIError, ResponsesTransport
-from agent.turns import CONTINUE_NUDGE, FunctionCall, ModelTurn, RequestOptions, request
+from agent.transport import ResponsesTransport
+from agent.turns import (
+    CONTINUE_NUDGE,
+    FunctionCall,
+    ModelTurn,
+    RequestOptions,
+    incomplete_message,
+    request,
+)
 from agent.workspace import WorkspaceTools
 from memory.errors import MemoryLayerError
 from memory.service import MemoryService
-
-
-@dataclass(frozen=True)
-class AgentLimits:
-    max_turns: int = 12
-    max_tool_calls: int = 40
 
 
 class AstraAgent:
@@ -51,7 +50,7 @@ class AstraAgent:
         supervisor: Supervisor,
         *,
         model: str,
-        limits: AgentLimits = AgentLimits(),
+        limits: AgentLimits | None = None,
         request_options: RequestOptions | None = None,
         guard: CostGuard | None = None,
         emit: Callable[[ev.Event], None] = lambda event: None,
@@ -59,12 +58,11 @@ class AstraAgent:
         edits: EditPolicy = "auto",
         workspace: SessionWorkspace | None = None,
     ) -> None:
-        self.transport = transport
         self.memory = memory
         self.tools = tools
         self.supervisor = supervisor
         self.model = model
-        self.limits = limits
+        self.limits = limits or AgentLimits()
         self.request_options = request_options or RequestOptions()
         self.conversation: list[dict[str, Any]] = []  # all of it, when nothing is stored
         self.guard = guard
@@ -72,9 +70,8 @@ class AstraAgent:
         self.memory_url = memory_url
         self.workspace = workspace  # where the session works: a worktree, a copy; None in place
         self._stop_requested = False
-        self._cancel_request = False  # the stop also cuts off a request in flight
-        self._in_flight: asyncio.Task[ModelTurn] | None = None  # the request being awaited
-        self.books = Books(max_turns=limits.max_turns)
+        self.books = Books(max_turns=self.limits.max_turns)
+        self.requests = MeteredRequests(transport, guard, self.books, lambda e: self.emit(e))
         # `emit` is looked up at each event, so a caller may replace it after construction
         self.session = SessionTools(
             memory,
@@ -86,6 +83,10 @@ class AstraAgent:
         )
 
     @property
+    def transport(self) -> ResponsesTransport:
+        return self.requests.transport
+
+    @property
     def branch(self) -> str | None:
         return self.workspace.branch if self.workspace else None
 
@@ -94,35 +95,23 @@ class AstraAgent:
         `cancel_request`, a request in flight is cut off too (and charged its worst case).
         Safe to call from another thread."""
         self._stop_requested = True
-        self._cancel_request = cancel_request
-        request = self._in_flight
-        if cancel_request and request is not None:
-            request.get_loop().call_soon_threadsafe(request.cancel)
+        if cancel_request:
+            self.requests.cancel()
 
     async def run(self, prompt: str) -> ev.SessionReport:
         """Steps until the model's final answer or a stop; the report says which."""
+        live = self.guard is not None
         self.emit(
-            ev.SessionStarted(
-                session_id=self.memory.session_id,
-                model=self.model,
-                mode="live" if self.guard else "rehearsal",
-                workspace=str(self.workspace.source if self.workspace else self.tools.root),
-                work_dir=str(self.tools.root),
-                memory_url=self.memory_url,
-                scope=self.memory.scope,
-                max_turns=self.limits.max_turns,
-                test_command=self.tools.test_command.display,
-                test_command_source=self.tools.test_command.source,
-                workspace_kind=self.workspace.kind if self.workspace else "in-place",
-                branch=self.branch,
-                edits=self.session.edits,
-            )
+            self.books.started(self.session, self.model, live, self.memory_url, self.workspace)
         )
         next_input: list[dict[str, Any]] | None = [{"role": "user", "content": prompt.strip()}]
         status, exit_code = "completed", ExitCode.NOT_PASSING
         try:
             if self.guard is not None:
-                await self._approve_cost(self._payload(next_input))
+                first = request(self.model, next_input, self.request_options, None)
+                await self.requests.approve(
+                    first, self.limits.max_turns, self.tools, self.supervisor
+                )
             while next_input is not None:
                 next_input = await self.step(next_input)
             if self.session.latest_confirmed is not None:
@@ -154,7 +143,7 @@ class AstraAgent:
             self.books.final_text = turn.refusal
             raise stops.ModelRefused(f"the model refused: {turn.refusal}")
         if turn.status == "incomplete":
-            raise stops.OutputIncomplete(self._incomplete(turn))
+            raise stops.OutputIncomplete(incomplete_message(turn, self.request_options))
         if turn.calls:
             return await self.execute(turn.calls)
         if turn.commentary and not turn.text:
@@ -171,8 +160,10 @@ class AstraAgent:
         self._check_stop()
         if books.turn >= self.limits.max_turns:
             raise stops.LimitReached(f"model turn limit reached ({books.turn})")
-        payload = self._payload(self.conversation + next_input, books.response_id)
-        worst = await self._preflight(payload)
+        payload = request(
+            self.model, self.conversation + next_input, self.request_options, books.response_id
+        )
+        worst = await self.requests.preflight(payload)
         if books.turn == 0:
             books.first_request_chained = "previous_response_id" in payload
         books.turn += 1
@@ -180,17 +171,7 @@ class AstraAgent:
         self.emit(
             ev.ModelRequested(turn=books.turn, previous_response_id=previous, worst_case_usd=worst)
         )
-        try:
-            turn = await self._request(payload, worst or 0.0)
-            cost = await self._charge(turn, worst or 0.0)
-        except OutcomeUnknownError as exc:
-            await self._charge_unknown(worst or 0.0)
-            raise stops.ModelError(f"model request failed: {exc}") from exc
-        except ResponsesAPIError as exc:
-            stop = stops.ModelConfigError if exc.is_configuration else stops.ModelError
-            raise stop(f"model request failed: {exc}") from exc
-        except OSError as exc:  # the transcript or the ledger could not be written
-            raise stops.RecordingError(f"cannot record the session: {exc}") from exc
+        turn, cost = await self.requests.send(payload, worst or 0.0)
         if not self.request_options.store:  # nothing kept server-side: carry it all ourselves
             self.conversation += [*next_input, *turn.replay_items]
         self.emit(books.responded(turn, cost))
@@ -211,85 +192,6 @@ class AstraAgent:
 
     # -- the parts -----------------------------------------------------------------------
 
-    async def _request(self, payload: dict[str, Any], worst: float) -> ModelTurn:
-        """The transport's answer, unless the operator stops the session meanwhile: then the
-        request is cancelled and, since the server may have run it, charged its worst case."""
-        self._in_flight = asyncio.ensure_future(self.transport.create(payload))
-        try:
-            if self._cancel_request:  # asked between the checks and now
-                self._in_flight.cancel()
-            return await self._in_flight
-        except asyncio.CancelledError:
-            if not self._cancel_request:
-                raise  # the session itself is being cancelled
-            await self._charge_unknown(worst)
-            raise stops.OperatorStop(
-                f"stopped by the operator during a model request; charged its worst case "
-                f"${worst:.4f}"
-            ) from None
-        finally:
-            self._in_flight = None
-
     def _check_stop(self) -> None:
         if self._stop_requested:
             raise stops.OperatorStop("stopped by the operator")
-
-    def _payload(
-        self, next_input: list[dict[str, Any]], previous: str | None = None
-    ) -> dict[str, Any]:
-        return request(self.model, next_input, self.request_options, previous)
-
-    def _incomplete(self, turn: ModelTurn) -> str:
-        reason = turn.incomplete_reason or "no reason given"
-        cut = (
-            f"its output reached the {self.request_options.max_output_tokens}-token cap "
-            "(reasoning included; raise it with --max-output-tokens)"
-            if reason == "max_output_tokens"
-            else f"reason: {reason}"
-        )
-        return f"the model's response came back incomplete, {cut}; none of its calls were run"
-
-    async def _approve_cost(self, first_payload: dict[str, Any]) -> None:
-        assert self.guard is not None
-        quote = await asyncio.to_thread(self.guard.quote, first_payload, self.limits.max_turns)
-        command = self.tools.test_command
-        confined = "" if self.tools.sandbox else ", UNCONFINED: --no-sandbox"
-        quote = replace(quote, test_command=f"{command.display} ({command.source}{confined})")
-        if not await self.supervisor.approve_live_cost(quote):
-            raise stops.ApprovalDeclined("live cost not approved; no request was sent")
-
-    async def _preflight(self, payload: dict[str, Any]) -> float | None:
-        """The request's worst-case cost, or a stop if it could cross a limit; None offline."""
-        if self.guard is None:
-            return None
-        try:
-            return await asyncio.to_thread(self.guard.preflight, payload)
-        except BudgetExceededError as exc:
-            raise stops.BudgetStop(f"stopped before the request: {exc}") from exc
-
-    async def _charge(self, turn: ModelTurn, worst: float) -> float:
-        if self.guard is None:
-            return 0.0
-        charge = await asyncio.to_thread(  # the ledger file
-            partial(self.guard.charge_response, turn.usage, worst, problem=turn.usage_problem)
-        )
-        if charge.at_worst_case:
-            why = charge.problem or "the response reported no usage"
-            self.emit(
-                ev.SessionNote(
-                    level="warning",
-                    message=f"charged the worst case ${charge.cost_usd:.4f}: {why}",
-                )
-            )
-        return charge.cost_usd
-
-    async def _charge_unknown(self, worst: float) -> None:
-        """A request that may have been billed: its worst case goes in the ledger and books."""
-        if self.guard is None:
-            return
-        try:
-            charge = await asyncio.to_thread(self.guard.charge_unknown, worst)
-        except OSError as exc:
-            raise stops.RecordingError(f"cannot record the session: {exc}") from exc
-        self.books.cost_usd += charge.cost_usd
-        self.emit(self.books.budget(self.guard))

@@ -268,3 +268,15 @@ def _field(value: Any, key: str) -> Any:
 
 def _optional_text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def incomplete_message(turn: ModelTurn, options: RequestOptions) -> str:
+    """Why an incomplete turn stopped the session, naming the flag that raises the cap."""
+    reason = turn.incomplete_reason or "no reason given"
+    cut = (
+        f"its output reached the {options.max_output_tokens}-token cap "
+        "(reasoning included; raise it with --max-output-tokens)"
+        if reason == "max_output_tokens"
+        else f"reason: {reason}"
+    )
+    return f"the model's response came back incomplete, {cut}; none of its calls were run"

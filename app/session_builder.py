@@ -15,8 +15,9 @@ from pathlib import Path
 
 from agent import events as ev
 from agent.approval import resolve_edit_policy
+from agent.books import AgentLimits
 from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
-from agent.loop import AgentLimits, AstraAgent
+from agent.loop import AstraAgent
 from agent.preflight import run_preflight
 from agent.project_tests import TestCommandError, resolve_test_command
 from agent.sandbox import INSTALL_HINT, Sandbox, find_sandbox

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from agent import events as ev
-from agent.loop import AgentLimits, AstraAgent
+from agent.books import AgentLimits
+from agent.loop import AstraAgent
 from agent.transport import ReplayTransport
 from agent.workspace import WorkspaceTools
 from memory.records import EMBEDDING_DIMENSION

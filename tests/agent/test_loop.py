@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.books import AgentLimits
 from agent.budget import CostGuard, Ledger, Price
-from agent.loop import AgentLimits, AstraAgent
+from agent.loop import AstraAgent
 from agent.transport import HttpResponsesTransport, RecordingTransport
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
@@ -464,7 +465,8 @@ async def test_a_transcript_that_cannot_be_written_stops_the_session(session, se
     server.enqueue(response(1, call("search_codebase_memory", SEARCH, "c1")))
     agent, _, _ = session()
     (tmp_path / "blocker").write_text("a file where the transcript folder should be")
-    agent.transport = RecordingTransport(agent.transport, tmp_path / "blocker" / "t.jsonl")
+    blocked = tmp_path / "blocker" / "t.jsonl"
+    agent.requests.transport = RecordingTransport(agent.transport, blocked)
     report = await agent.run("fix it")
     assert (report.status, report.exit_code) == ("local_error", 1)
 

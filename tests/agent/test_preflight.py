@@ -22,8 +22,8 @@ from agent.preflight import (
     check_test_command,
     run_preflight,
 )
-from memory.embedder import SentenceTransformerEmbedder
 from memory.store import open_store
+from memory.torch_embedder import SentenceTransformerEmbedder
 from tests.agent.gitrepo import isolate_git, repository
 from tests.fakes import PASSING, HashEmbedder
 
