@@ -35,6 +35,7 @@ from agent.turns import (
 )
 from agent.workspace import WorkspaceTools
 from memory.errors import MemoryLayerError
+from memory.safety import redact_secrets
 from memory.service import MemoryService
 
 
@@ -104,7 +105,8 @@ class AstraAgent:
         self.emit(
             self.books.started(self.session, self.model, live, self.memory_url, self.workspace)
         )
-        next_input: list[dict[str, Any]] | None = [{"role": "user", "content": prompt.strip()}]
+        asked = {"role": "user", "content": redact_secrets(prompt.strip())}  # sent to the model
+        next_input: list[dict[str, Any]] | None = [asked]
         status, exit_code = "completed", ExitCode.NOT_PASSING
         try:
             if self.guard is not None:

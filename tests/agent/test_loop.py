@@ -438,6 +438,16 @@ async def test_secrets_in_tool_outputs_never_reach_the_model(session, server, wo
     assert "[REDACTED]" in inputs(server)[1][0]["output"]
 
 
+async def test_a_secret_in_the_operator_s_prompt_never_reaches_the_model(session, server):
+    server.enqueue(response(1, call("search_codebase_memory", SEARCH, "c1")))
+    server.enqueue(response(2, message("done")))
+    agent, _, _ = session()
+    await agent.run("fix it; the staging DB is postgres://app:hunter2-Secret@db.internal/app")
+    sent = json.dumps([body for _, _, body in server.requests])
+    assert "hunter2-Secret" not in sent
+    assert "fix it; the staging DB is postgres://app:" in sent
+
+
 UNAUTHORIZED = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
 TWO_LISTINGS = response(1, call("list_files", {"path": None}, "c1"), call("list_files", {}, "c2"))
 
