@@ -362,7 +362,7 @@ async def test_browser_marks_a_possibly_stale_record_and_c_clears_it(settings, u
         await wait_for(pilot, lambda: browser.records)
         table = browser.query_one(DataTable)
         fix = table.get_row(memory_id)[[c.label.plain for c in table.columns.values()].index("fix")]
-        assert fix.startswith("⚠ stale · port default")
+        assert str(fix).startswith("⚠ stale · port default")  # a Text cell: data, not markup
         assert "POSSIBLY STALE" in detail_text(browser)
         await pilot.press("c")
         await wait_for(pilot, lambda: not browser.stale)
