@@ -7,11 +7,13 @@ and both report cosine similarity as the score. They differ only in how they ord
 |------------|-----------------------------------------------------------|-------------------------|
 | `sqlite`   | cosine rank and BM25 rank over the query's rare words,    | FTS5 gives a keyword    |
 |            | fused by reciprocal rank (`fuse`); ties broken by cosine  | index for free          |
-| `vectorai` | cosine alone, as the server returns it                    | the client has no       |
-|            |                                                           | keyword index           |
+| `vectorai` | the same fusion, but the keyword side is BM25 computed    | the server has no       |
+|            | here (`keyword_ranking`) over the vector candidates only  | keyword index           |
 
-So a failure whose words name the fix (a file, an identifier) can rank higher in the
-embedded store than in the server store; `min_score` applies to cosine in both.
+What still differs on the server: a record the vector side leaves out of its
+`candidate_pool` cannot be found by its words; words are matched exactly (FTS5's porter
+stemmer also matches "uploading" to "upload"); BM25's rarity is counted among the
+candidates, not the whole store. `min_score` applies to cosine in both.
 
 Tried on the designed-on corpora for issue 13 and not kept (recall@1 on real-world dev /
 cross-project / same-codebase recurrence; today's equal weights: 0.765 / 0.689 / 0.873):
@@ -32,6 +34,7 @@ records share the project's words; plain BM25 there is 0.817. So the weights sta
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
@@ -67,6 +70,8 @@ POSTINGS_BUDGET = 3000
 #   weak     (the rest): 0.07, 259
 STRONG_MIN_COSINE = 0.40
 AGREEING_DEPTH = 3
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
+_TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: runs of letters and digits
 
 
 def candidate_pool(top_k: int) -> int:
@@ -101,6 +106,64 @@ def rare_words(words: list[str], records: int, count: Callable[[str, int], int])
         chosen.append(word)
         postings += counts[word]
     return chosen
+
+
+def keyword_text(record: MemoryRecord) -> str:
+    """The fields the SQLite store's FTS5 index holds (memory/migrations.py)."""
+    return " ".join(
+        (
+            record.fix_description,
+            record.symptom,
+            record.error_type,
+            " ".join(record.file_paths),
+            " ".join(record.signature),
+        )
+    )
+
+
+def keyword_ranking(query: str, records: Sequence[MemoryRecord]) -> list[str]:
+    """Ids of `records` holding any of the query's rare words, best BM25 first (FTS5's
+    formula, every field one document): the keyword side where no index gives one."""
+    documents = {r.memory_id: _TOKEN.findall(keyword_text(r).casefold()) for r in records}
+    held = {memory_id: set(tokens) for memory_id, tokens in documents.items()}
+
+    def count(word: str, cap: int) -> int:
+        return min(cap, sum(word in words for words in held.values()))
+
+    words = rare_words(keyword_words(query), len(documents), count)
+    if not words:
+        return []
+    total = len(documents)
+    average = sum(map(len, documents.values())) / total
+    idf = {
+        w: max(1e-6, math.log((total - (n := count(w, total)) + 0.5) / (n + 0.5))) for w in words
+    }
+    scores: dict[str, float] = {}
+    for memory_id, tokens in documents.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / average)
+        score = sum(
+            idf[w] * tf * (BM25_K1 + 1) / (tf + norm) for w in words if (tf := tokens.count(w))
+        )
+        if score:
+            scores[memory_id] = score
+    return sorted(scores, key=scores.__getitem__, reverse=True)
+
+
+def hybrid(
+    candidates: Sequence[tuple[MemoryRecord, float]], query: str, min_score: float, top_k: int
+) -> list[MemorySearchResult]:
+    """The `top_k` of the vector side's candidates (best cosine first) after fusing their
+    cosine rank with `keyword_ranking` over them, labelled as the SQLite store labels."""
+    records = {record.memory_id: record for record, _ in candidates}
+    cosine = {record.memory_id: score for record, score in candidates}
+    by_vector = list(records)
+    by_keyword = keyword_ranking(query, list(records.values()))
+    best = best_fused(fuse(by_vector, by_keyword), cosine, min_score, top_k)
+    return ranked(
+        ((records[memory_id], cosine[memory_id]) for memory_id in best),
+        {memory_id: rank for rank, memory_id in enumerate(by_vector, start=1)},
+        {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
+    )
 
 
 def fuse(by_vector: Sequence[str], by_keyword: Sequence[str]) -> dict[str, float]:

@@ -352,15 +352,17 @@ class VectorAIMemoryStore:
         vector: np.ndarray,
         query_text: str,
         *,
-        scope: str,
+        scope: str | None,
         error_type: str | None,
         top_k: int,
         min_score: float,
         now: datetime,
     ) -> list[MemorySearchResult]:
-        """Cosine ranking of the in-scope, unexpired records, as `memory.ranking` says;
-        `query_text` is not used because the server has no keyword index."""
-        conditions = [Field("scope").eq(scope), Field(EXPIRES_KEY).gt(now.timestamp())]
+        """The in-scope (every scope for None), unexpired records nearest by cosine, then
+        fused with BM25 over those candidates, as `memory.ranking.hybrid` says."""
+        conditions = [Field(EXPIRES_KEY).gt(now.timestamp())]
+        if scope is not None:
+            conditions.append(Field("scope").eq(scope))
         if error_type:
             conditions.append(Field(ERROR_KEY).eq(error_type.casefold()))
         query = _point_vector(vector)
@@ -370,12 +372,13 @@ class VectorAIMemoryStore:
             lambda: client.points.search(
                 self.collection,
                 query,
-                limit=top_k,
+                limit=ranking.candidate_pool(top_k),
                 filter=_filter(*conditions),
                 score_threshold=min_score,
             ),
         )
-        return ranking.ranked((_record(point.payload), point.score) for point in points)
+        candidates = [(_record(point.payload), point.score) for point in points]
+        return ranking.hybrid(candidates, query_text, min_score, top_k)
 
     async def close(self) -> None:
         async with self._opening:

@@ -1,5 +1,7 @@
 """The memory browser: every record, semantic search as you type, detail, delete, export,
-and clearing a record's possibly-stale mark.
+and clearing a record's possibly-stale mark. A picker beside the search box chooses the
+scope the list and the search look in: the session's by default, any scope the store
+holds, or all of them.
 
 Store calls and searches run in workers; a search waits for typing to pause. The app hands
 the browser a `MemoryAccess` (the session queue): the browser never reaches into the app.
@@ -8,6 +10,7 @@ the browser a `MemoryAccess` (the session queue): the browser never reaches into
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -15,10 +18,10 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Label
+from textual.widgets import DataTable, Footer, Input, Label, Select
 
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.export_modal import ExportModal, default_export_path
@@ -63,6 +66,7 @@ COLUMNS = [
     ("green", 5),
 ]
 MIN_FIX_WIDTH = 20
+ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -99,6 +103,8 @@ class MemoryBrowserScreen(Screen):
         self._stats: dict[str, DeliveryStats] = {}
         self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
+        self.scope: str | None = memory.scope  # what the picker chose; None: every scope
+        self._scopes: list[str] = [memory.scope]  # the picker's scopes, but "all scopes"
 
     def show_title(self) -> None:
         """The store, then what is listed; until a listing arrives, the app's progress
@@ -119,16 +125,45 @@ class MemoryBrowserScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
-        yield Input(
-            placeholder=f"semantic search in scope {self.memory.scope} (empty: list all)",
-            id="search",
-            select_on_focus=False,  # a key typed in the table lands here: keep it
-        )
+        with Horizontal(id="browser-bar"):
+            yield Input(
+                placeholder=self._placeholder(),
+                id="search",
+                select_on_focus=False,  # a key typed in the table lands here: keep it
+            )
+            yield Select(self._scope_options(), value=self.scope, allow_blank=False, id="scope")
         with Vertical(id="browser-body"):
             yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="detail-scroll"):
                 yield RecordView(id="detail")
         yield Footer()
+
+    def _placeholder(self) -> str:
+        where = ALL_SCOPES if self.scope is None else f"scope {self.scope}"
+        return f"semantic search in {where} (empty: list all)"
+
+    def _scope_options(self) -> list[tuple[Text, str | None]]:
+        return [(_data(scope), scope) for scope in self._scopes] + [(Text(ALL_SCOPES), None)]
+
+    def _show_scopes(self, scopes: list[str]) -> None:
+        """The store's scopes in the picker, the chosen one kept chosen (even if it holds
+        no record yet: the session's scope before its first store)."""
+        scopes = sorted({*scopes, *([self.scope] if self.scope else [])})
+        if scopes == self._scopes:
+            return
+        self._scopes = scopes
+        picker = self.query_one("#scope", Select)
+        with picker.prevent(Select.Changed):  # the same choice, not the operator's
+            picker.set_options(self._scope_options())
+            picker.value = self.scope
+
+    @on(Select.Changed, "#scope")
+    def scope_changed(self, event: Select.Changed) -> None:
+        if event.value == self.scope or event.value is Select.BLANK:
+            return
+        self.scope = event.value  # type: ignore[assignment]  # a scope, or None: every scope
+        self.query_one("#search", Input).placeholder = self._placeholder()
+        self.load(self.query_text)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -154,10 +189,13 @@ class MemoryBrowserScreen(Screen):
         if backend is None:
             return
         if query:
-            results = await backend.browser_service().find(query, top_k=10)
+            results = await backend.browser_service().find(
+                query, top_k=10, scope=self.scope, all_scopes=self.scope is None
+            )
             rows = [(r.record, f"{r.label} {r.score:.4f}") for r in results]
         else:
-            rows = [(record, "") for record in await backend.store.list_records(limit=LIST_LIMIT)]
+            listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
+            rows = [(record, "") for record in listed]
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         from memory.records import possibly_stale  # loaded by now: the backend is open
 
@@ -168,6 +206,7 @@ class MemoryBrowserScreen(Screen):
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
         self._fill(rows, stats)
+        self._show_scopes(list((await backend.store.stats(datetime.now(UTC))).by_scope))
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
         self._rows, self._stats = rows, stats
@@ -217,8 +256,8 @@ class MemoryBrowserScreen(Screen):
             self._draw_rows()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing a word anywhere but the search box starts a search with it: the key is
-        not lost. Keys with a binding (d, e, r, q, ...) keep their meaning."""
+        """Typing a word anywhere but the search box or the scope picker starts a search
+        with it: the key is not lost. Keys with a binding (d, e, r, q, ...) keep their meaning."""
         search = self.query_one("#search", Input)
         if (
             self.focused is search
@@ -226,6 +265,10 @@ class MemoryBrowserScreen(Screen):
             or event.character is None
             or event.key in self.app.active_bindings
             or isinstance(self.focused, Input)
+            or (
+                self.focused is not None
+                and self.query_one("#scope") in self.focused.ancestors_with_self
+            )
         ):
             return
         event.stop()

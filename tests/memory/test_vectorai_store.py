@@ -250,6 +250,35 @@ async def test_both_stores_rank_identically(tmp_path, standin):
     assert len(rankings[0]) == 8
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "standin"])
+async def test_a_rare_word_lifts_the_right_record_over_closer_vectors(tmp_path, standin, kind):
+    """The server store fuses a keyword side too: the record naming the query's rare word
+    comes first though four records are nearer by cosine."""
+    query = unit(1)
+    items = [(record(f"near{i}"), blend(query, unit(50 + i), 0.9 - i * 0.02)) for i in range(8)]
+    target = record("zwj", fix_description="keep the ZWJ joiner when splitting emoji")
+    items.append((target, blend(query, unit(70), 0.82)))
+    url = f"sqlite:///{tmp_path / 'm.sqlite3'}" if kind == "sqlite" else standin.url
+    store = open_store(url)
+    try:
+        await store.upsert_many(items)
+        found = await store.search(
+            query,
+            "the emoji family is split apart at the zwj",
+            scope="alpha",
+            error_type=None,
+            top_k=3,
+            min_score=-1.0,
+            now=NOW,
+        )
+        by_vector = await search(store, query, top_k=9)  # no words: cosine alone
+    finally:
+        await store.close()
+    assert ids(by_vector).index(mid("zwj")) == 4
+    assert ids(found)[0] == mid("zwj")
+    assert (found[0].vector_rank, found[0].keyword_rank) == (5, 1)
+
+
 # -- what only a server has -------------------------------------------------------------------
 
 

@@ -1,0 +1,67 @@
+"""The browser's scope picker: the list and the search follow the chosen scope, in both
+stores (Pilot, headless)."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Select
+
+from app.screens.memory_browser import MemoryBrowserScreen
+from memory.service import MemoryService
+from memory.store import open_store
+from tests.app.pilot_helpers import SIZE, idle_app, seed, wait_for, wait_for_screen
+from tests.fakes import EVIDENCE, PASSING, HashEmbedder
+
+TUI = [
+    ("KeyError: 'user_id' in the session lookup", "KeyError", "read user_id with .get"),
+    ("ValueError: invalid literal for int()", "ValueError", "strip each value"),
+]
+DEMO = ("ConnectionResetError while uploading the report", "ConnectionResetError")
+DEMO_FIX = "retry the upload with a fresh connection"
+
+
+async def seed_demo(url: str) -> str:
+    """One record in scope `demo-1`, beside the `tui` ones."""
+    store = open_store(url)
+    try:
+        service = MemoryService(store, HashEmbedder(), session_id="seed-demo", scope="demo-1")
+        service.confirm_outcome(PASSING, EVIDENCE)
+        service.last_query = DEMO[0]
+        return await service.store_fix_memory(DEMO_FIX, DEMO[1], ["app/up.py"], PASSING)
+    finally:
+        await store.close()
+
+
+def listed(browser: MemoryBrowserScreen, query: str) -> bool:
+    """The browser has shown what it found for `query` in its scope: no load under way."""
+    running = [w for w in browser.app.workers if w.group == "browser" and not w.is_finished]
+    return browser.query_text == query and not running and browser.loaded is not None
+
+
+async def test_the_list_and_the_search_follow_the_chosen_scope(settings, any_url):
+    tui = set(await seed(any_url, TUI))
+    demo = await seed_demo(any_url)
+    app = idle_app(settings, any_url)  # the session's scope: tui
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        picker = browser.query_one("#scope", Select)
+        await wait_for(pilot, lambda: set(browser.records) == tui and len(picker._options) == 3)
+        assert [value for _, value in picker._options] == ["demo-1", "tui", None]
+        assert picker.value == "tui"
+
+        picker.focus()  # the keys an operator presses: open, one down, choose
+        await pilot.press("enter", "down", "enter")
+        await wait_for(pilot, lambda: set(browser.records) == tui | {demo})
+        assert browser.scope is None and "all scopes" in browser.query_one("#search").placeholder
+
+        picker.value = "demo-1"
+        await wait_for(pilot, lambda: set(browser.records) == {demo})
+
+        browser.query_one("#search", Input).value = "ConnectionResetError uploading"
+        await wait_for(pilot, lambda: listed(browser, "ConnectionResetError uploading"))
+        assert set(browser.records) == {demo}
+
+        picker.value = "tui"  # the same words in another scope: its records only
+        await wait_for(pilot, lambda: demo not in browser.records)
+        await wait_for(pilot, lambda: listed(browser, "ConnectionResetError uploading"))
+        assert browser.records and set(browser.records) <= tui
