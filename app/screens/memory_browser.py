@@ -149,10 +149,10 @@ class MemoryBrowserScreen(Screen):
         """The store's scopes in the picker, the chosen one kept chosen (even if it holds
         no record yet: the session's scope before its first store)."""
         scopes = sorted({*scopes, *([self.scope] if self.scope else [])})
-        if scopes == self._scopes:
+        picker = self.query_one("#scope", Select)
+        if scopes == self._scopes and picker.value == self.scope:
             return
         self._scopes = scopes
-        picker = self.query_one("#scope", Select)
         with picker.prevent(Select.Changed):  # the same choice, not the operator's
             picker.set_options(self._scope_options())
             picker.value = self.scope
@@ -188,6 +188,10 @@ class MemoryBrowserScreen(Screen):
         backend = await self.memory.when_ready(search=bool(query))
         if backend is None:
             return
+        scopes = (await backend.store.stats(datetime.now(UTC))).by_scope
+        if self.loaded is None and scopes and not scopes.get(self.scope or ""):
+            self.scope = None  # the session's scope is empty (after the demo, say): show all
+            self.query_one("#search", Input).placeholder = self._placeholder()
         if query:
             results = await backend.browser_service().find(
                 query, top_k=10, scope=self.scope, all_scopes=self.scope is None
@@ -206,7 +210,7 @@ class MemoryBrowserScreen(Screen):
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
         self._fill(rows, stats)
-        self._show_scopes(list((await backend.store.stats(datetime.now(UTC))).by_scope))
+        self._show_scopes(list(scopes))
 
     def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
         self._rows, self._stats = rows, stats

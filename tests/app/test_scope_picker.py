@@ -65,3 +65,15 @@ async def test_the_list_and_the_search_follow_the_chosen_scope(settings, any_url
         await wait_for(pilot, lambda: demo not in browser.records)
         await wait_for(pilot, lambda: listed(browser, "ConnectionResetError uploading"))
         assert browser.records and set(browser.records) <= tui
+
+
+async def test_an_empty_session_scope_starts_the_browser_on_every_scope(settings, any_url):
+    demo = await seed_demo(any_url)  # as after the README's demo: nothing in the app's scope
+    app = idle_app(settings, any_url)  # the session's scope: tui, empty
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: set(browser.records) == {demo})
+        assert browser.scope is None
+        assert browser.query_one("#scope", Select).value is None
+        assert "all scopes" in browser.query_one("#search", Input).placeholder
