@@ -56,7 +56,7 @@ LIST_LIMIT = 500
 # while searching. Each column also takes 2 cells of padding.
 COLUMNS = [
     ("id", 8),
-    ("score", 6),
+    ("score", 15),  # "possible 0.1234": the label and the cosine
     ("error type", 14),
     ("fix", 0),
     ("files", 14),
