@@ -51,7 +51,9 @@ def as_text(line: str | Text) -> Text:
     obeyed: model text and test output never move the cursor or hide the next line."""
     from memory.records import shown  # pydantic: loaded with the first line, not the first frame
 
-    text = Text.from_markup(line) if isinstance(line, str) else line.copy()
+    if isinstance(line, str):  # shown first: Rich would silently drop \a \b \v \f \r
+        return Text.from_markup(shown(line))
+    text = line.copy()
     text.plain = shown(text.plain)  # one character for one: the styles stay in place
     return text
 
