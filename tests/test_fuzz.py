@@ -81,7 +81,7 @@ def test_any_response_body_parses_or_is_one_model_error(body):
 
 
 def _drawn(renderable) -> str:
-    console = Console(width=100, color_system="truecolor", force_terminal=True)
+    console = Console(width=2000, color_system="truecolor", force_terminal=True)  # no wrap
     with console.capture() as capture:
         console.print(renderable)
     return capture.get()
@@ -103,7 +103,7 @@ def test_any_record_text_is_drawn_as_data_with_no_raw_control_sequence(before, c
         timestamp=datetime(2026, 1, 2, tzinfo=UTC),
     )
     drawn = _drawn(record_renderable(record))
-    assert "[bold]x[/" in drawn  # brackets are text, not markup
+    assert "[bold]x" in drawn  # brackets are text, not markup (a tab may cut the rest: …)
     # Rich's own styling is the only escape sequence left: none of the record's controls
     assert all(ch not in drawn for ch in control if ch not in "\x1b\n\t")
     assert all(ch in "\n\t" for ch in shown(control) if ch in _CONTROLS)
