@@ -5,13 +5,11 @@ answer to the model while the session goes on."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from app.cli import main
-from app.options import DEMO_PROJECTS
 from tests.agent.responses_server import (
     ResponsesServer,
     function_call_item,
@@ -30,13 +28,6 @@ def data_dir(tmp_path, monkeypatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path / "data"
-
-
-@pytest.fixture
-def alpha(tmp_path) -> Path:
-    workspace = tmp_path / "alpha"
-    shutil.copytree(DEMO_PROJECTS / "scenario_alpha", workspace)
-    return workspace
 
 
 def live_run(alpha: Path, server: ResponsesServer) -> int:

@@ -5,14 +5,13 @@ environment reach the requests, timeouts and retries end sessions as the README 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from agent import transport, turns
 from app.cli import main
-from app.options import DEFAULT_MAX_OUTPUT_TOKENS, DEMO_PROJECTS, REQUEST_TIMEOUT_S
+from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from tests.agent.responses_server import (
     ResponsesServer,
     error_body,
@@ -32,13 +31,6 @@ def data_dir(tmp_path, monkeypatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # no stray .env
     return tmp_path / "data"
-
-
-@pytest.fixture
-def alpha(tmp_path) -> Path:
-    workspace = tmp_path / "alpha"
-    shutil.copytree(DEMO_PROJECTS / "scenario_alpha", workspace)
-    return workspace
 
 
 def live_run(alpha: Path, server: ResponsesServer, *flags: str) -> int:

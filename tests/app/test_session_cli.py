@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,13 +20,6 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path / "data"
-
-
-@pytest.fixture
-def alpha(tmp_path) -> Path:
-    workspace = tmp_path / "alpha"
-    shutil.copytree(DEMO_PROJECTS / "scenario_alpha", workspace)
-    return workspace
 
 
 REHEARSAL = DEMO_PROJECTS / "rehearsals" / "scenario_alpha.jsonl"

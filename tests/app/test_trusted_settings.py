@@ -4,7 +4,6 @@ URL's password never printed or written, and a budget that is a finite positive 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ import pytest
 from agent.transport import insecure_base_url
 from app.cli import main, settings_from
 from app.config_file import default_env_file
-from app.options import DEMO_PROJECTS
 from tests.agent.responses_server import ResponsesServer, message_item, response_body
 
 KEY = "sk-dummy-0123456789abcdefghij"
@@ -26,13 +24,6 @@ def data_dir(tmp_path, monkeypatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     return tmp_path / "data"
-
-
-@pytest.fixture
-def alpha(tmp_path) -> Path:
-    workspace = tmp_path / "alpha"
-    shutil.copytree(DEMO_PROJECTS / "scenario_alpha", workspace)
-    return workspace
 
 
 def live(alpha: Path, base_url: str, *flags: str) -> int:
