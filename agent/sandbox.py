@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,14 +26,27 @@ class Sandbox:
     def wrap(self, argv: tuple[str, ...], root: Path) -> tuple[str, ...]:
         """`argv` confined: only `root` writable, run from it."""
         folder = str(root)
+        seen = [arg for path in _needed_under_tmp(argv) for arg in ("--ro-bind", path, path)]
         return (
             self.bwrap,
             *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
+            *seen,
             *("--bind", folder, folder, "--chdir", folder),
             *("--unshare-net", "--unshare-pid", "--die-with-parent"),
             "--",
             *argv,
         )
+
+
+def _needed_under_tmp(argv: tuple[str, ...]) -> list[str]:
+    """What the command must still see, read-only, through its private /tmp: our own
+    interpreter's environment and the command's program's (a venv made under /tmp)."""
+    wanted = {Path(sys.prefix), Path(sys.base_prefix)}
+    program = shutil.which(argv[0]) if argv else None
+    if program is not None:
+        wanted.add(Path(program).absolute().parent.parent)  # .../bin/python: its venv
+    tmp = Path("/tmp")
+    return sorted(str(p) for p in wanted if p.is_relative_to(tmp) and p != tmp and p.exists())
 
 
 @functools.cache

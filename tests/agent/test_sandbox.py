@@ -88,3 +88,22 @@ async def test_fifty_megabytes_of_output_keep_a_bounded_tail_and_the_whole_log(t
     assert len(run.output) <= MAX_KEPT_CHARS and run.dropped_lines > 400_000
     assert (run.passed, run.failed) == (1, 2)  # the counts are read from the tail
     assert os.path.getsize(run.log_file) == 5 * 100_000 * 100 + 3_000_000 + 20
+
+
+@needs_sandbox
+async def test_a_program_in_a_venv_under_tmp_still_runs_in_the_private_tmp(tmp_path):
+    """A project's venv (or our own, in a checkout under /tmp) stays visible, read-only,
+    through the sandbox's own /tmp: the command it names must still run."""
+    assert tmp_path.is_relative_to("/tmp")  # pytest's tmp_path: the case in question
+    program = tmp_path / "venv" / "bin" / "check"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\necho 'from the venv'\n")
+    program.chmod(0o755)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = TestCommand((str(program),), str(program), "flag")
+    tools = WorkspaceTools(
+        workspace, base_env=dict(os.environ), test_command=command, sandbox=SANDBOX
+    )
+    run = await tools.run_tests()
+    assert (run.exit_code, run.output.strip()) == (0, "from the venv")
