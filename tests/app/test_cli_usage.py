@@ -14,9 +14,9 @@ from app.headless_session import ask_terminal
 from app.options import SessionOptions
 from app.session_queue import FinishedSession, SessionPlan
 from tests.app.test_memory_cli import MINIMAL, data_dir, one_error_line, run, write_jsonl
-from tests.app.test_session_cli import REHEARSAL, alpha
+from tests.app.test_session_cli import REHEARSAL
 
-__all__ = ["alpha", "data_dir"]  # fixtures
+__all__ = ["data_dir"]  # a fixture (alpha comes from conftest)
 
 
 def test_version(capsys):
