@@ -29,9 +29,9 @@ def tools_running(root, script: str, **options) -> WorkspaceTools:
 
 @needs_sandbox
 async def test_the_tests_cannot_write_outside_the_workspace(tmp_path):
-    # beside this file, not under /tmp: the sandbox's /tmp is its own, so a write there
-    # would vanish without proving the rest is read-only
-    workspace, outside = tmp_path / "ws", Path(__file__).with_name(f"escaped-{os.getpid()}")
+    # in our own venv, which the sandbox always shows (read-only, even when it lies under
+    # /tmp): a write to the sandbox's private /tmp would vanish without proving anything
+    workspace, outside = tmp_path / "ws", Path(sys.prefix) / f"escaped-{os.getpid()}"
     workspace.mkdir()
     script = (
         "import pathlib, sys\n"
