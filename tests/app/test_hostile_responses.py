@@ -16,18 +16,9 @@ from tests.agent.responses_server import (
     message_item,
     response_body,
 )
+from tests.app.test_responses_cli import data_dir
 
-KEY = "sk-dummy-0123456789abcdefghij"
-
-
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    for name in ("ASTRA_MEMORY_URL", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "data"
+__all__ = ["data_dir"]  # a fixture: the live CLI's data dir, key set, no stray .env
 
 
 def live_run(alpha: Path, server: ResponsesServer) -> int:
