@@ -15,21 +15,27 @@ What still differs on the server: a record the vector side leaves out of its
 stemmer also matches "uploading" to "upload"); BM25's rarity is counted among the
 candidates, not the whole store. `min_score` applies to cosine in both.
 
-Tried on the designed-on corpora for issue 13 and not kept (recall@1 on real-world dev /
-cross-project / same-codebase recurrence; today's equal weights: 0.765 / 0.689 / 0.873):
+How much words count depends on what the query is (`keyword_weight`, measured on the
+designed-on corpora, recall@1 on real-world dev / cross-project / same-codebase recurrence):
 
-- query-only parsing for the keyword side (library frames and site-packages paths dropped,
-  the final exception line first): 0.741 / 0.689 / 0.873 — the dev fixes name the
-  libraries their tracebacks pass through, so those frames were evidence, not noise;
-  the exception line first alone changes nothing (0.765 / 0.689 / 0.873);
-- keyword weight 2 (RRF k 60 or 10): 0.852-0.864 / 0.730-0.743 / 0.845;
-- keyword weight 2 or 3 only when the query holds words found in at most 1-3 records
-  (adaptive, "discriminative rare terms"): dev 0.840-0.864, cross 0.730-0.811, and
-  recurrence 0.845 or 0.817 in every setting: below its 0.85 floor;
-- RRF k 10 instead of 60 at equal weights: no change beyond the third decimal.
+| keyword weight                                    | dev           | cross         | recurrence   |
+|---------------------------------------------------|---------------|---------------|--------------|
+| 1 (equal), every query                            | 0.765         | 0.689         | 0.873        |
+| 2 / 3, every query                                | 0.852 / 0.864 | 0.730 / 0.757 | 0.845 / 0.817|
+| 3 for tracebacks and messages, 1 for test reports | 0.852         | 0.689         | 0.873        |
 
-Every keyword-heavier fusion costs the same-codebase corpus two or more queries, where
-records share the project's words; plain BM25 there is 0.817. So the weights stay equal.
+A test report comes from the project's own suite: its fixtures and helpers recur across the
+project's records, and a record that shares `cli_runner.invoke(main` with the query is no
+likelier the fix (`memory.failure_text`). A reported error or traceback names the package,
+the API and the project (`ungettext_lazy`, `cloudscraper`), and a word in one record is
+strong evidence. Tried and not kept: library frames and site-packages paths dropped or
+weighed low (dev 0.741: the dev fixes name the libraries their tracebacks pass through), the
+test's set-up lines dropped from query and records (recurrence 0.775-0.859 at weight 1-3),
+the query's exception and assertion lines ranked again on their own or embedded alone (dev
+0.70-0.83), FTS5 column weights (symptom 0.1-0.5, paths 2: no better at any weight), BM25
+rarity counted in the query's scope only, a convex mix of cosine and normalised BM25 (dev
+0.84-0.88, recurrence 0.845-0.859), a weight that grows with BM25's margin (recurrence
+0.831), and a weight for short queries (recurrence swings 0.817-0.887 with the threshold).
 """
 
 from __future__ import annotations
@@ -39,15 +45,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
+from memory.failure_text import read_failure
 from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
 from memory.signature import failure_signature
 
 RRF_K = 60
-# Measured on the real-world development corpus (dev / cross-project / recurrence, r@1):
-# weight 1: 0.741 / 0.703 / 0.859; 2: 0.802 / 0.757 / 0.831; 4: 0.815 / 0.770 / 0.817.
-# Keywords help the real-world and cross-project corpora and cost the same-codebase one
-# (below its floor from 2 on), so the weights stay equal until that trade is solved.
-KEYWORD_WEIGHT = 1.0
+TEST_REPORT_KEYWORD_WEIGHT = 1.0  # the keyword ranking's weight against the vector one's
+REPORTED_KEYWORD_WEIGHT = 3.0  # for tracebacks and messages: see the table above
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
 _MAX_WORDS = 64
 _STOPWORDS = frozenset(
@@ -63,11 +67,12 @@ POSTINGS_BUDGET = 3000
 # Relevance labels, calibrated on the top 3 of every query of the designed-on corpora
 # (real-world dev, cross-project, recurrence; 666 matches). Cosine alone separates right
 # from wrong badly (a first match with cosine >= 0.6 is right 81% of the time); the two
-# rankings agreeing does it well. Share of matches that were the expected fix, per label:
+# rankings agreeing does it well. Share of matches that were the expected fix, per label
+# (rechecked with the keyword weight by kind of query: unchanged within 0.02):
 #   strong   (first by the fused, the vector and the keyword ranking, cosine >= 0.40):
 #            0.91 overall (dev 0.98, cross-project 0.87, recurrence 0.89), 156 matches
-#   possible (first by the fused ranking, or in the top 3 of both rankings): 0.21, 251
-#   weak     (the rest): 0.07, 259
+#   possible (first by the fused ranking, or in the top 3 of both rankings): 0.23, 256
+#   weak     (the rest): 0.05, 254
 STRONG_MIN_COSINE = 0.40
 AGREEING_DEPTH = 3
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
@@ -158,7 +163,7 @@ def hybrid(
     cosine = {record.memory_id: score for record, score in candidates}
     by_vector = list(records)
     by_keyword = keyword_ranking(query, list(records.values()))
-    best = best_fused(fuse(by_vector, by_keyword), cosine, min_score, top_k)
+    best = best_fused(fuse(by_vector, by_keyword, keyword_weight(query)), cosine, min_score, top_k)
     return ranked(
         ((records[memory_id], cosine[memory_id]) for memory_id in best),
         {memory_id: rank for rank, memory_id in enumerate(by_vector, start=1)},
@@ -166,11 +171,21 @@ def hybrid(
     )
 
 
-def fuse(by_vector: Sequence[str], by_keyword: Sequence[str]) -> dict[str, float]:
+def keyword_weight(query: str) -> float:
+    """How many times the vector ranking the keyword ranking weighs for `query`: less for
+    the project's own test report than for a reported traceback or message (table above)."""
+    if read_failure(query).kind == "test report":
+        return TEST_REPORT_KEYWORD_WEIGHT
+    return REPORTED_KEYWORD_WEIGHT
+
+
+def fuse(
+    by_vector: Sequence[str], by_keyword: Sequence[str], keyword_weight: float
+) -> dict[str, float]:
     """Weighted reciprocal-rank fusion: each id's sum of weight/(RRF_K + rank), the keyword
-    ranking weighing KEYWORD_WEIGHT times the vector one."""
+    ranking weighing `keyword_weight` times the vector one."""
     fused: dict[str, float] = {}
-    for weight, ranking in ((1.0, by_vector), (KEYWORD_WEIGHT, by_keyword)):
+    for weight, ranking in ((1.0, by_vector), (keyword_weight, by_keyword)):
         for rank, memory_id in enumerate(ranking, start=1):
             fused[memory_id] = fused.get(memory_id, 0.0) + weight / (RRF_K + rank)
     return fused

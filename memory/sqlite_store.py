@@ -305,7 +305,7 @@ class SQLiteMemoryStore:
                 return []
             by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
-            fused = ranking.fuse(vector_ids, by_keyword)
+            fused = ranking.fuse(vector_ids, by_keyword, ranking.keyword_weight(query_text))
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]

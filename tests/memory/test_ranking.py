@@ -29,10 +29,36 @@ def test_rare_words_are_the_rarest_within_the_postings_budget(records, counts, e
 
 
 def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
-    fused = ranking.fuse(["a", "b", "c"], ["b", "d"])
+    fused = ranking.fuse(["a", "b", "c"], ["b", "d"], keyword_weight=1.0)
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
     cosine = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3}
     assert ranking.best_fused(fused, cosine, min_score=-1.0, top_k=3) == ["b", "a", "d"]
+
+
+@pytest.mark.parametrize(
+    ("query", "weight"),
+    [
+        ("E       assert 'a' == 'b'\ntests/test_x.py:3: AssertionError", 1.0),
+        ("ImportError: cannot import name 'ungettext_lazy' from 'django.utils.translation'", 3.0),
+        (
+            'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nKeyError: 1',
+            3.0,
+        ),
+    ],
+)
+def test_words_count_more_in_a_reported_error_than_in_the_projects_test_report(query, weight):
+    assert ranking.keyword_weight(query) == weight
+
+
+def test_a_reported_errors_keyword_first_beats_the_vector_first():
+    """Weight 3: first by words and 20th by vector beats first by vector and tenth by words;
+    at equal weights the vector's first wins."""
+    by_vector = ["v", *(f"vector-{n}" for n in range(18)), "k"]
+    by_keyword = ["k", *(f"word-{n}" for n in range(8)), "v"]
+    reported = ranking.fuse(by_vector, by_keyword, ranking.REPORTED_KEYWORD_WEIGHT)
+    equal = ranking.fuse(by_vector, by_keyword, 1.0)
+    assert max(reported, key=reported.__getitem__) == "k"
+    assert max(equal, key=equal.__getitem__) == "v"
 
 
 @pytest.mark.parametrize(
@@ -40,7 +66,7 @@ def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
     [(-1.0, 10, ["b", "a"]), (-1.0, 1, ["b"]), (0.32, 10, ["b"]), (0.4, 10, [])],
 )
 def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, expected):
-    fused = ranking.fuse(["a", "b"], ["b", "a"])  # a and b tie on the fused score
+    fused = ranking.fuse(["a", "b"], ["b", "a"], 1.0)  # a and b tie on the fused score
     cosine = {"a": 0.3, "b": 0.35}
     assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
 

@@ -31,13 +31,13 @@ CORPORA = {
     ),
     "cross-project": ("fixes", "queries", "eval", 0.65, 0.85),
     "cross-project held out": ("heldout_fixes", "heldout_queries", "heldout", 0.55, 0.75),
-    "real-world": ("realworld_dev_fixes", "realworld_dev_queries", "realworld-dev", 0.7, 0.9),
+    "real-world": ("realworld_dev_fixes", "realworld_dev_queries", "realworld-dev", 0.8, 0.93),
     "real-world held out": (
         "realworld_heldout_fixes",
         "realworld_heldout_queries",
         "realworld-heldout",
-        0.8,
-        0.9,
+        0.85,
+        0.95,
     ),
 }
 

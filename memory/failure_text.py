@@ -1,0 +1,78 @@
+"""Reading failure text before ranking it: what kind of text it is, and its parts.
+
+A query is one of three kinds, and the kind decides how much its words count against its
+meaning (`memory.ranking.keyword_weight`):
+
+- a **test report** — pytest's output (`E   ` lines, `>` lines, `path.py:12: in f` frames,
+  `FAILED` lines). It comes from the project's own suite, whose fixtures, helpers and
+  module names every record of that project shares, so words tell records apart less;
+- a **traceback** — Python's `File "…", line N, in f` frames and the exception;
+- a **message** — anything else: an error line, a sentence, a log excerpt.
+
+The parts (failing tests, the final exception, the assertion lines, the project's frames and
+the library ones) are what `memory search --explain` shows the query was read as.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, NamedTuple
+
+Kind = Literal["test report", "traceback", "message"]
+
+_TEST_REPORT = re.compile(r"^(?:E\s|>\s|FAILED |ERROR |\S+\.py:\d+: )", re.M)
+_PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+(?:, in (\S+))?')
+_PYTEST_FRAME = re.compile(r"^(\S+\.py):\d+: (?:in (\S+)|\w+)$")
+# an installed package's file, the standard library's, or frozen bootstrap code
+_LIBRARY_PATH = re.compile(
+    r"site-packages|dist-packages|[/\\]lib(?:64)?[/\\]python[\d.]*[/\\]|^<frozen |^/usr/lib/"
+)
+_EXCEPTION = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt)\b.*)$"
+)
+_FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)")
+_ASSERTION = re.compile(r"^(?:>|E)\s+(.*\S)")
+_MAX_LINES = 400
+
+
+class FailureReading(NamedTuple):
+    kind: Kind
+    tests: tuple[str, ...]  # failing test ids (`FAILED path::name` lines)
+    exception: str  # the last exception line ("" if none)
+    assertion: tuple[str, ...]  # the failing `>` line and the `E` lines
+    project_frames: tuple[str, ...]  # "path function" of each frame outside libraries
+    library_frames: tuple[str, ...]  # "path function" of installed and standard-library frames
+
+
+def read_failure(text: str) -> FailureReading:
+    """The kind of `text` and its parts, read line by line (the first 400 lines)."""
+    lines = text.splitlines()[:_MAX_LINES]
+    tests: list[str] = []
+    exceptions: list[str] = []
+    assertion: list[str] = []
+    frames: dict[bool, list[str]] = {True: [], False: []}  # by "is a library's"
+    for raw in lines:
+        line = raw.strip()
+        frame = _PYTHON_FRAME.match(raw) or _PYTEST_FRAME.match(line)
+        if frame:
+            path, function = frame.group(1), frame.group(2) or ""
+            frames[bool(_LIBRARY_PATH.search(path))].append(f"{path} {function}".strip())
+        elif failed := _FAILED_TEST.match(line):
+            tests.append(failed.group(1))
+        elif exception := _EXCEPTION.match(line):
+            exceptions.append(exception.group(1))
+        elif asserted := _ASSERTION.match(raw):
+            assertion.append(asserted.group(1))
+    kind: Kind = "message"
+    if _TEST_REPORT.search("\n".join(lines)):
+        kind = "test report"
+    elif any(_PYTHON_FRAME.match(raw) for raw in lines):
+        kind = "traceback"
+    return FailureReading(
+        kind=kind,
+        tests=tuple(dict.fromkeys(tests)),
+        exception=exceptions[-1] if exceptions else "",
+        assertion=tuple(assertion),
+        project_frames=tuple(frames[False]),
+        library_frames=tuple(frames[True]),
+    )

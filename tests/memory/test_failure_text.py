@@ -1,0 +1,84 @@
+"""Reading failure text: its kind and its parts, on the shapes real output takes."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.failure_text import read_failure
+
+PYTEST_REPORT = """\
+relcli/cli.py:39: in cli
+    ctx.obj.conf = load_config(config_path(), profile=profile)
+/usr/lib/python3.11/contextlib.py:137: in __enter__
+    return next(self.gen)
+relcli/config.py:79: in apply_env_overrides
+    conf["signing"]["key_id"] = env["RELCLI_SIGN_KEY"]
+E   KeyError: 'signing'
+FAILED tests/test_cli.py::test_sign_with_key_from_env - KeyError: 'signing'
+1 failed, 21 passed in 0.88s"""
+
+ASSERTION_REPORT = """\
+    def test_latest_prerelease(cli_runner, git_repo):
+>       assert result.output.strip() == "v3.0.0-beta.11"
+E       AssertionError: assert 'v3.0.0-beta.7' == 'v3.0.0-beta.11'
+E         - v3.0.0-beta.11
+tests/test_cli.py:131: AssertionError"""
+
+TRACEBACK = """\
+Traceback (most recent call last):
+  File "/home/u/src/cpm-python/main.py", line 30, in <module>
+    data = data.append(df)
+  File "/venv/lib64/python3.11/site-packages/pandas/core/generic.py", line 5989, in __getattr__
+    return object.__getattribute__(self, name)
+AttributeError: 'DataFrame' object has no attribute 'append'. Did you mean: '_append'?"""
+
+
+def test_a_pytest_report_gives_its_failing_test_exception_and_frames_by_owner():
+    reading = read_failure(PYTEST_REPORT)
+    assert reading.kind == "test report"
+    assert reading.tests == ("tests/test_cli.py::test_sign_with_key_from_env",)
+    assert reading.exception == "KeyError: 'signing'"
+    assert reading.project_frames == ("relcli/cli.py cli", "relcli/config.py apply_env_overrides")
+    assert reading.library_frames == ("/usr/lib/python3.11/contextlib.py __enter__",)
+
+
+def test_an_assertion_report_keeps_the_failing_line_and_the_diff():
+    reading = read_failure(ASSERTION_REPORT)
+    assert reading.kind == "test report"
+    assert reading.exception == "AssertionError: assert 'v3.0.0-beta.7' == 'v3.0.0-beta.11'"
+    assert reading.assertion == (
+        'assert result.output.strip() == "v3.0.0-beta.11"',
+        "- v3.0.0-beta.11",
+    )
+
+
+def test_a_python_traceback_splits_the_projects_frames_from_site_packages():
+    reading = read_failure(TRACEBACK)
+    assert reading.kind == "traceback"
+    assert reading.project_frames == ("/home/u/src/cpm-python/main.py <module>",)
+    assert reading.library_frames == (
+        "/venv/lib64/python3.11/site-packages/pandas/core/generic.py __getattr__",
+    )
+    assert reading.exception.startswith("AttributeError: 'DataFrame' object has no attribute")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "ObjectNotExecutableError: Not an executable object: 'SELECT 1'",
+        "sqlalchemy.exc.StatementError when adding new sketch from ui",
+        "E" * 5000,
+        "\x00\x1b[31m>\n" * 3,
+    ],
+)
+def test_a_message_or_odd_text_reads_as_a_message_or_report_without_error(text):
+    reading = read_failure(text)
+    assert reading.kind in ("message", "test report")
+    assert reading.tests == ()
+
+
+def test_a_message_keeps_its_dotted_exception():
+    reading = read_failure("sqlalchemy.exc.ObjectNotExecutableError: Not an executable object")
+    assert reading.kind == "message"
+    assert reading.exception == "sqlalchemy.exc.ObjectNotExecutableError: Not an executable object"
