@@ -1,9 +1,11 @@
 """Retrieval with the real all-MiniLM-L6-v2 model, through `memory import` and `memory eval`.
 
-Four labelled corpora in tests/memory/data, each with near neighbours of the same bug
+Seven labelled corpora in tests/memory/data, each with near neighbours of the same bug
 class. Same codebase, a later session sees the bug again (the product's case):
 `recurrence_*`, looked at while designing, and `recurrence_heldout_*`, never tuned on.
 Across projects: `fixes`/`queries`, used while designing, and `heldout_*`, never tuned on.
+Reported errors from public projects: `realworld_dev_*`, tuned on, and `realworld_heldout_*`
+and `realworld_heldout2_*`, built by people who never saw the ranking, never tuned on.
 Each is also ranked the seed design's way — the fix text alone, embedded — so the figures
 show what the symptom, the failure signature and the keywords buy.
 """
@@ -38,6 +40,13 @@ CORPORA = {
         "realworld-heldout",
         0.85,
         0.95,
+    ),
+    "real-world held out 2": (
+        "realworld_heldout2_fixes",
+        "realworld_heldout2_queries",
+        "realworld-heldout2",
+        0.55,
+        0.78,
     ),
 }
 
