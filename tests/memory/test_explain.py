@@ -1,0 +1,51 @@
+"""The one line that says why a match ranked: the shell's long form, the panes' short one."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memory.explain import COMPACT_WIDTH, explanation
+from memory.records import MemoryRecord, MemorySearchResult
+
+RECORD = MemoryRecord(
+    memory_id="m1",
+    fix_description="Strip whitespace around each comma-separated origin in the CORS origin list.",
+    error_type="AssertionError",
+    file_paths=("app/cors.py", "app/settings.py"),
+    outcome="ok",
+    symptom="E       AssertionError: assert ' https://b.example' == 'https://b.example'",
+    session_id="s",
+    timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+)
+QUERY = (
+    "E       AssertionError: assert ' https://c.example' == 'https://c.example'\n"
+    "app/cors.py: the second origin of the CORS list keeps its whitespace around the comma"
+)
+
+
+def result(vector_rank: int | None, keyword_rank: int | None) -> MemorySearchResult:
+    return MemorySearchResult(
+        record=RECORD, score=0.61234, rank=1, vector_rank=vector_rank, keyword_rank=keyword_rank
+    )
+
+
+def test_the_long_form_names_every_part_and_says_none_where_nothing_is_shared():
+    line = explanation(QUERY, result(2, None))
+    assert line.startswith("why: cosine 0.6123 · vector rank #2 · ")
+    assert "keyword rank not among its candidates" in line
+    assert "shared paths: app/cors.py · " in line and "app/settings.py" not in line
+    assert "whitespace" in line and "shared signature: " in line
+    assert "shared signature: none" not in line  # both show the same assertion shape
+    unrelated = explanation("KeyError in billing/ledger.go", result(5, 9))
+    assert unrelated.endswith("shared terms: none · shared paths: none · shared signature: none")
+
+
+def test_the_compact_form_fits_a_pane_line():
+    line = explanation(QUERY, result(2, 1), compact=True)
+    assert line.startswith("why: vector #2 · keyword #1 · paths cors.py · signature leading ")
+    assert "cosine" not in line  # the pane shows the score beside it
+    assert len(line) == COMPACT_WIDTH and line.endswith("…")  # the words, cut at the width
+    only_words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
+    assert only_words == "why: vector #3 · keyword #1 · terms comma, whitespace, origin…"
+    bare = explanation("KeyError in billing/ledger.go", result(None, None), compact=True)
+    assert bare == "why: vector - · keyword -"
