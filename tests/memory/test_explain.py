@@ -46,6 +46,16 @@ def test_the_compact_form_fits_a_pane_line():
     assert "cosine" not in line  # the pane shows the score beside it
     assert len(line) == COMPACT_WIDTH and line.endswith("…")  # the words, cut at the width
     only_words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
-    assert only_words == "why: vector #3 · keyword #1 · terms comma, whitespace, origin…"
+    assert only_words == "why: vector #3 · keyword #1 · terms whitespace, origin, comma…"
     bare = explanation("KeyError in billing/ledger.go", result(None, None), compact=True)
     assert bare == "why: vector - · keyword -"
+
+
+def test_a_secret_the_record_kept_is_redacted_before_the_line_is_cut():
+    token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # a GitHub token's shape: 36 after ghp_
+    leaky = RECORD.model_copy(update={"file_paths": (f"conf/{token}.json",)})
+    found = MemorySearchResult(record=leaky, score=0.5, rank=1, vector_rank=1, keyword_rank=1)
+    query = f"KeyError reading conf/{token}.json"
+    for compact in (False, True):
+        line = explanation(query, found, compact=compact)
+        assert "[REDACTED]" in line and "a1B2c3D4e5" not in line
