@@ -2,11 +2,13 @@
 `memory search --explain`, the dashboard's matches pane and its memory browser all show.
 
 The long form names every part (the shell has room); the compact form fits a pane: the
-cosine is shown beside it already, empty parts are left out, the most telling come first
-(files, then signature, then the longest words) and the line is cut at `COMPACT_WIDTH`.
+cosine is shown beside it already, empty parts are left out, and the most telling come
+first (file names, signature shapes, then the longest words) until `COMPACT_WIDTH`, where
+"…" ends the line.
 
-The words and paths are the record's, which was redacted when stored or imported; the line
-is redacted again before it is cut, so a cut can never leave part of a secret behind.
+The words and paths are the record's, which was redacted when stored or imported; each is
+redacted again here before the line is cut (at spaces only), so a cut never leaves part
+of a secret behind.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from memory import ranking
 from memory.records import MemorySearchResult
 from memory.safety import redact_secrets
 
-COMPACT_ITEMS = 3  # paths, shapes or terms shown per part in the compact form
-COMPACT_WIDTH = 72  # one line in a stacked pane at 80 columns
+COMPACT_WIDTH = 68  # one row of the matches pane at 80 columns (73 cells), after its indent
 
 
 def explanation(query: str, result: MemorySearchResult, *, compact: bool = False) -> str:
@@ -31,20 +32,24 @@ def explanation(query: str, result: MemorySearchResult, *, compact: bool = False
             f"shared paths: {', '.join(why.paths) or 'none'} · "
             f"shared signature: {', '.join(why.signature) or 'none'}"
         )
-    parts = [
-        f"vector {_short_place(result.vector_rank)}",
-        f"keyword {_short_place(result.keyword_rank)}",
-    ]
+    line = f"why: vector {_short_place(result.vector_rank)} · "
+    line += f"keyword {_short_place(result.keyword_rank)}"
     for name, items in (
         ("paths", [path.rsplit("/", 1)[-1] for path in why.paths]),
         ("signature", why.signature),
         ("terms", sorted(why.terms, key=len, reverse=True)),  # long words tell more
     ):
-        if items:
-            more = "…" if len(items) > COMPACT_ITEMS else ""
-            parts.append(f"{name} {', '.join(items[:COMPACT_ITEMS])}{more}")
-    line = redact_secrets("why: " + " · ".join(parts))
-    return line if len(line) <= COMPACT_WIDTH else line[: COMPACT_WIDTH - 1] + "…"
+        lead = f" · {name} "
+        for item in items:
+            words = redact_secrets(item).split()
+            fitting = words
+            while fitting and len(line + lead + " ".join(fitting)) >= COMPACT_WIDTH:
+                fitting = fitting[:-1]  # whole words only; room left for the "…"
+            if fitting:
+                line, lead = line + lead + " ".join(fitting), ", "
+            if fitting != words:
+                return line + "…"
+    return line
 
 
 def _place(rank: int | None) -> str:

@@ -40,13 +40,13 @@ def test_the_long_form_names_every_part_and_says_none_where_nothing_is_shared():
     assert unrelated.endswith("shared terms: none · shared paths: none · shared signature: none")
 
 
-def test_the_compact_form_fits_a_pane_line():
+def test_the_compact_form_fits_a_pane_row_files_first_then_shapes_then_long_words():
     line = explanation(QUERY, result(2, 1), compact=True)
-    assert line.startswith("why: vector #2 · keyword #1 · paths cors.py · signature leading ")
-    assert "cosine" not in line  # the pane shows the score beside it
-    assert len(line) == COMPACT_WIDTH and line.endswith("…")  # the words, cut at the width
-    only_words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
-    assert only_words == "why: vector #3 · keyword #1 · terms whitespace, origin, comma…"
+    # no cosine: the pane shows it beside the line; the shape cut at a space, then "…"
+    assert line == "why: vector #2 · keyword #1 · paths cors.py · signature leading…"
+    assert len(line) <= COMPACT_WIDTH
+    words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
+    assert words == "why: vector #3 · keyword #1 · terms whitespace, origin, comma, list…"
     bare = explanation("KeyError in billing/ledger.go", result(None, None), compact=True)
     assert bare == "why: vector - · keyword -"
 
