@@ -3,8 +3,8 @@
 
 The long form names every part (the shell has room); the compact form fits a pane: the
 cosine is shown beside it already, empty parts are left out, and the most telling come
-first (file names, signature shapes, then the longest words) until `COMPACT_WIDTH`, where
-"…" ends the line.
+first (file names, signature shapes, then the longest words) while they fit in
+`COMPACT_WIDTH`; "…" says some were cut or left out.
 
 The words and paths are the record's, which was redacted when stored or imported; each is
 redacted again here before the line is cut (at spaces only), so a cut never leaves part
@@ -34,22 +34,23 @@ def explanation(query: str, result: MemorySearchResult, *, compact: bool = False
         )
     line = f"why: vector {_short_place(result.vector_rank)} · "
     line += f"keyword {_short_place(result.keyword_rank)}"
+    cut = False
     for name, items in (
         ("paths", [path.rsplit("/", 1)[-1] for path in why.paths]),
         ("signature", why.signature),
         ("terms", sorted(why.terms, key=len, reverse=True)),  # long words tell more
     ):
         lead = f" · {name} "
-        for item in items:
+        for item in items:  # each whole, or its first words and "…", or left out
             words = redact_secrets(item).split()
             fitting = words
             while fitting and len(line + lead + " ".join(fitting)) >= COMPACT_WIDTH:
-                fitting = fitting[:-1]  # whole words only; room left for the "…"
+                fitting = fitting[:-1]  # room is kept for the "…"
+            cut = cut or fitting != words
             if fitting:
-                line, lead = line + lead + " ".join(fitting), ", "
-            if fitting != words:
-                return line + "…"
-    return line
+                line += lead + " ".join(fitting) + ("…" if fitting != words else "")
+                lead = ", "
+    return line + "…" if cut and not line.endswith("…") else line
 
 
 def _place(rank: int | None) -> str:

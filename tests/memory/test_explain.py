@@ -47,6 +47,11 @@ def test_the_compact_form_fits_a_pane_row_files_first_then_shapes_then_long_word
     assert len(line) <= COMPACT_WIDTH
     words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
     assert words == "why: vector #3 · keyword #1 · terms whitespace, origin, comma, list…"
+    loader = RECORD.model_copy(update={"file_paths": ("app/settings_loader.py",)})
+    found = MemorySearchResult(record=loader, score=0.5, rank=1, vector_rank=2, keyword_rank=1)
+    shorter = explanation("AssertionError in settings_loader.py: each", found, compact=True)
+    # "assertionerror" does not fit after the file: left out, and the shorter word shown
+    assert shorter == "why: vector #2 · keyword #1 · paths settings_loader.py · terms each…"
     bare = explanation("KeyError in billing/ledger.go", result(None, None), compact=True)
     assert bare == "why: vector - · keyword -"
 
