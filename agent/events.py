@@ -104,6 +104,7 @@ class MatchBrief(BaseModel):
     provenance: str
     flags: list[str]
     label: str = "possible"  # strong, possible or weak: memory.ranking.relevance
+    why: str = ""  # memory.explain's compact line; empty for a store's nearest records
 
 
 class MemoryMatched(_Event):

@@ -38,6 +38,7 @@ from agent.tools import (
 from agent.turns import FunctionCall
 from agent.workspace import TestRun, ToolError, WorkspaceTools
 from memory.errors import MemoryLayerError
+from memory.explain import explanation
 from memory.records import MemorySearchResult, TestEvidence
 from memory.safety import redact_secrets
 from memory.service import MemoryService
@@ -47,7 +48,8 @@ class _Refused(Exception):
     """A tool call refused by a gate; answered with ERROR, the session goes on."""
 
 
-def match_brief(result: MemorySearchResult) -> ev.MatchBrief:
+def match_brief(result: MemorySearchResult, query: str = "") -> ev.MatchBrief:
+    """A match as the events carry it; with the search's `query`, why it ranked."""
     record = result.record
     return ev.MatchBrief(
         memory_id=record.memory_id,
@@ -60,6 +62,7 @@ def match_brief(result: MemorySearchResult) -> ev.MatchBrief:
         provenance=record.provenance,
         flags=list(record.flags),
         label=result.label,
+        why=explanation(query, result, compact=True) if query else "",
     )
 
 
@@ -188,7 +191,7 @@ class SessionTools:
         )
         self.search_pending = True
         self.first_search_turn = self.first_search_turn or turn
-        matches = [match_brief(result) for result in report.results]
+        matches = [match_brief(result, report.query) for result in report.results]
         self.searches.append(
             ev.MemorySearchReport(
                 query=report.query,

@@ -20,7 +20,6 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
-from memory import ranking
 from memory.embedder import shared_embedder
 from memory.evaluation import (
     evaluate,
@@ -29,9 +28,9 @@ from memory.evaluation import (
     parse_queries,
     resolve_expected,
 )
+from memory.explain import explanation
 from memory.records import (
     MemoryRecord,
-    MemorySearchResult,
     counts_text,
     possibly_stale,
     utc_now,
@@ -232,24 +231,8 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
         if args.explain:
-            console.print(f"    [dim]{escape(explain(args.query, r))}[/]")
+            console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
     return 0
-
-
-def _place(rank: int | None) -> str:
-    return f"#{rank}" if rank else "not among its candidates"
-
-
-def explain(query: str, result: MemorySearchResult) -> str:
-    """Why a match ranked where it did, in one line."""
-    why = ranking.why_matched(query, result.record)
-    return (
-        f"why: cosine {result.score:.4f} · vector rank {_place(result.vector_rank)} · "
-        f"keyword rank {_place(result.keyword_rank)} · "
-        f"shared terms: {', '.join(why.terms) or 'none'} · "
-        f"shared paths: {', '.join(why.paths) or 'none'} · "
-        f"shared signature: {', '.join(why.signature) or 'none'}"
-    )
 
 
 def _top_k(value: int) -> int:

@@ -1,7 +1,7 @@
-"""The memory browser: every record, semantic search as you type, detail, delete, export,
-and clearing a record's possibly-stale mark. A picker beside the search box chooses the
-scope the list and the search look in: the session's by default, any scope the store
-holds, or all of them.
+"""The memory browser: every record, semantic search as you type (under the table, why the
+highlighted match ranked), detail, delete, export, and clearing a record's possibly-stale
+mark. A picker beside the search box chooses the scope the list and the search look in:
+the session's by default, any scope the store holds, or all of them.
 
 Store calls and searches run in workers; a search waits for typing to pause. The app hands
 the browser a `MemoryAccess` (the session queue): the browser never reaches into the app.
@@ -101,6 +101,7 @@ class MemoryBrowserScreen(Screen):
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
         self._rows: list[tuple[MemoryRecord, str]] = []
         self._stats: dict[str, DeliveryStats] = {}
+        self._why: dict[str, str] = {}  # memory id -> why it matched the search; none listing
         self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
@@ -134,6 +135,7 @@ class MemoryBrowserScreen(Screen):
             yield Select(self._scope_options(), value=self.scope, allow_blank=False, id="scope")
         with Vertical(id="browser-body"):
             yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
+            yield Label(id="why")
             with VerticalScroll(id="detail-scroll"):
                 yield RecordView(id="detail")
         yield Footer()
@@ -197,9 +199,12 @@ class MemoryBrowserScreen(Screen):
                 query, top_k=10, scope=self.scope, all_scopes=self.scope is None
             )
             rows = [(r.record, f"{r.label} {r.score:.4f}") for r in results]
+            from memory.explain import explanation  # loaded by now: the backend is open
+
+            why = {r.record.memory_id: explanation(query, r, compact=True) for r in results}
         else:
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
-            rows = [(record, "") for record in listed]
+            rows, why = [(record, "") for record in listed], {}
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         from memory.records import possibly_stale  # loaded by now: the backend is open
 
@@ -209,6 +214,7 @@ class MemoryBrowserScreen(Screen):
             for record, _ in rows
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
+        self._why = why
         self._fill(rows, stats)
         self._show_scopes(list(scopes))
 
@@ -290,6 +296,10 @@ class MemoryBrowserScreen(Screen):
         self.query_one(RecordView).show(
             record, stale=record is not None and record.memory_id in self.stale
         )
+        why = self._why.get(shown or "", "")
+        label = self.query_one("#why", Label)
+        label.update(_data(why))
+        label.display = bool(why)
 
     @on(DataTable.RowSelected, "#records")
     def open_selected(self) -> None:

@@ -219,6 +219,29 @@ async def test_the_same_fix_from_a_later_session_is_confirmed_again_not_stored_t
     }
 
 
+async def test_a_later_session_s_matches_say_why_they_ranked(session, server, store, workspace):
+    for body in HAPPY:
+        server.enqueue(body)
+    first, first_events, _ = session()
+    await first.run("fix it")
+    [nothing] = [e for e in first_events if e.event == "memory_matched"]
+    assert nothing.matches == []
+
+    (workspace / "app.py").write_text(BUGGY)
+    for body in HAPPY:
+        server.enqueue(body)
+    second, events, _ = session(session_id="loop-later")
+    await second.run("fix it")
+
+    [matched] = [e for e in events if e.event == "memory_matched"]
+    [match] = matched.matches
+    # the query is the record's own symptom: first by both rankings, its file named in it
+    assert match.why.startswith("why: vector #1 · keyword #1 · paths app.py · ")
+    assert "assertionerror" in match.why
+    [proposed] = [e for e in events if e.event == "store_proposed"]
+    assert [m.why for m in proposed.nearest] == [""]  # a store's neighbours answer no query
+
+
 async def test_edit_before_memory_reached_the_model_is_refused(session, server, workspace):
     server.enqueue(
         response(1, call("apply_edit", EDIT, "c1"), call("search_codebase_memory", SEARCH, "c2"))

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 from textual.message import Message
-from textual.widgets import DataTable, Input, Switch
+from textual.widgets import DataTable, Input, Label, Switch
 
 from agent.loop import AstraAgent
 from app.options import SessionOptions
@@ -104,7 +104,10 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
         shown = app.screen.query_one(RecordView).record
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.dashboard)
+        match = option_texts(matches)[2]
     assert shown is not None and shown.memory_id == memory_id
+    *_, why = match.splitlines()  # the third line: why it ranked, from the event
+    assert why.strip().startswith("why: vector #1 · keyword #1 · terms assertionerror")
     assert shown.fix_description == "strip each"
 
 
@@ -405,7 +408,16 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
         await pilot.pause(0.2)
         first = browser.selected()
         score = browser.query_one(DataTable).get_row_at(0)[1]
+        why = browser.query_one("#why", Label)
+        searched_why = (why.display, str(why.render()))
+        browser.query_one("#search", Input).value = ""  # no query: the list, no why line
+        title = browser.query_one("#browser-title", Label)
+        await wait_for(pilot, lambda: str(title.render()).endswith("· 2 records"))
+        listed_why = (why.display, str(why.render()))
     assert first is not None and first.memory_id == ids[1]
+    assert searched_why[0] and searched_why[1].startswith("why: vector #")
+    assert "terms origins, split" in searched_why[1]  # the words it shares with the query
+    assert listed_why == (False, "")
     label, cosine = score.split()
     assert label in ("strong", "possible", "weak")  # the label beside the cosine
     assert len(cosine) == 6 and float(cosine) > 0  # four decimals

@@ -59,7 +59,9 @@ def fixed_record(memory_id: str, fix: str, flags: tuple[str, ...] = ()) -> Memor
 
 def fixed_events() -> list[ev.Event]:
     old = fixed_record("0123abcd-0000-5000-8000-000000000000", "Strip origins")
-    match = match_brief(MemorySearchResult(record=old, score=0.81234, rank=1))
+    query = "AssertionError: origins"
+    found = MemorySearchResult(record=old, score=0.81234, rank=1, vector_rank=1, keyword_rank=2)
+    match = match_brief(found, query)
     call = ev.FunctionCallBrief(call_id="c1", name="run_tests", arguments="{}")
     return [
         ev.SessionStarted(
@@ -93,7 +95,7 @@ def fixed_events() -> list[ev.Event]:
             output="ERROR: search memory first",
             refused=True,
         ),
-        ev.MemoryMatched(turn=2, query="AssertionError: origins", error_type=None, matches=[match]),
+        ev.MemoryMatched(turn=2, query=query, error_type=None, matches=[match]),
         ev.ModelRequested(turn=3, previous_response_id="r2", worst_case_usd=0.0421),
         ev.RequestRetried(attempt=1, delay_s=0.5, reason="HTTP 429"),
         ev.BudgetChanged(
