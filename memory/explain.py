@@ -14,6 +14,7 @@ of a secret behind.
 from __future__ import annotations
 
 from memory import ranking
+from memory.failure_text import read_failure
 from memory.records import MemorySearchResult
 from memory.safety import redact_secrets
 
@@ -51,6 +52,24 @@ def explanation(query: str, result: MemorySearchResult, *, compact: bool = False
                 line += lead + " ".join(fitting) + ("…" if fitting != words else "")
                 lead = ", "
     return line + "…" if cut and not line.endswith("…") else line
+
+
+def query_reading(query: str) -> str:
+    """How the search read `query` (`memory.failure_text`): its kind, the keyword ranking's
+    weight that kind gets, and the parts found, empty ones left out."""
+    reading = read_failure(query)
+    weight = ranking.keyword_weight(query)
+    parts = [f"read as: {reading.kind} · keyword weight {weight:g}"]
+    if reading.exception:
+        parts.append(f"exception: {reading.exception}")
+    if reading.tests:
+        parts.append(f"failing tests: {', '.join(reading.tests)}")
+    if reading.project_frames:
+        parts.append(f"project frames: {', '.join(reading.project_frames)}")
+    if reading.library_frames:
+        count = len(reading.library_frames)
+        parts.append(f"{count} library frame{'s' if count > 1 else ''}")
+    return redact_secrets(" · ".join(parts))
 
 
 def _place(rank: int | None) -> str:

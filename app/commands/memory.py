@@ -28,9 +28,10 @@ from memory.evaluation import (
     parse_queries,
     resolve_expected,
 )
-from memory.explain import explanation
+from memory.explain import explanation, query_reading
 from memory.records import (
     MemoryRecord,
+    MemorySearchResult,
     counts_text,
     possibly_stale,
     utc_now,
@@ -214,8 +215,10 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         all_scopes=args.all_scopes,
     )
     if args.json:
-        print(json.dumps([{"score": r.score, **r.record.model_dump(mode="json")} for r in results]))
+        print(json.dumps([_search_row(r) for r in results]))
         return 0
+    if args.explain:
+        console.print(f"[dim]{escape(query_reading(args.query))}[/]")
     if not results:
         where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
         console.print(f"No matches in {escape(where)}.")
@@ -233,6 +236,20 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         if args.explain:
             console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
     return 0
+
+
+def _search_row(result: MemorySearchResult) -> dict[str, object]:
+    """One match as `memory search --json` prints it: the record's fields, its cosine as
+    `score`, and where and how it ranked."""
+    return {
+        "score": result.score,
+        "rank": result.rank,
+        "label": result.label,
+        "vector_rank": result.vector_rank,
+        "keyword_rank": result.keyword_rank,
+        "possibly_stale": result.stale,
+        **result.record.model_dump(mode="json"),
+    }
 
 
 def _top_k(value: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory.explain import COMPACT_WIDTH, explanation
+from memory.explain import COMPACT_WIDTH, explanation, query_reading
 from memory.records import MemoryRecord, MemorySearchResult
 
 RECORD = MemoryRecord(
@@ -64,3 +64,16 @@ def test_a_secret_the_record_kept_is_redacted_before_the_line_is_cut():
     for compact in (False, True):
         line = explanation(query, found, compact=compact)
         assert "[REDACTED]" in line and "a1B2c3D4e5" not in line
+
+
+def test_the_query_reading_names_its_kind_weight_and_parts():
+    reading = query_reading(
+        'Traceback (most recent call last):\n  File "app/main.py", line 3, in run\n'
+        '  File "/venv/lib/python3.11/site-packages/httpx/_client.py", line 9, in send\n'
+        "KeyError: 'token'"
+    )
+    assert reading == (
+        "read as: traceback · keyword weight 3 · exception: KeyError: 'token' · "
+        "project frames: app/main.py run · 1 library frame"
+    )
+    assert query_reading("E   assert 1 == 2").startswith("read as: test report · keyword weight 1")
