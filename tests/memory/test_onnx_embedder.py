@@ -79,7 +79,8 @@ def test_a_failed_check_keeps_no_file_and_falls_back_to_sentence_transformers(
     tmp_path, monkeypatch, real_embedder
 ):
     def differs(onnx_file, model_path, reference):
-        assert onnx_file.is_file() and onnx_file.name.endswith(".tmp")
+        assert onnx_file.is_file() and onnx_file.parent.name.endswith(".tmp")
+        assert onnx_export.weights_path(onnx_file).is_file()
         raise EmbedderUnavailableError("the ONNX export differs from sentence-transformers")
 
     monkeypatch.setattr(onnx_export, "check_export", differs)
@@ -156,8 +157,15 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
 def test_model_prepare_says_where_the_checked_export_is(data_dir, onnx_embedder):
     ran = cli(data_dir, "model", "prepare")
     assert ran["code"] == 0 and ran["heavy"] == []
-    assert ran["output"] == str(onnx_path(resolve_model_path(), data_dir))
+    graph = onnx_path(resolve_model_path(), data_dir)
+    assert ran["output"] == str(graph)
     assert "already prepared" in ran["stderr"]
+    # The weights sit apart, raw, for onnxruntime to map: the graph itself is small.
+    assert onnx_export.weights_path(graph).stat().st_size > 80e6 > 1e6 > graph.stat().st_size
+    assert sorted(p.name for p in graph.parent.glob("*.onnx*")) == [
+        graph.name,
+        onnx_export.weights_path(graph).name,
+    ]
 
 
 def test_a_bad_embedder_setting_is_one_line_and_exit_2(data_dir):
