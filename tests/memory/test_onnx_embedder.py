@@ -33,6 +33,9 @@ CORPORA = [
     ("heldout_fixes", "heldout_queries"),
 ]
 HEAVY = ("torch", "sentence_transformers")
+# What one other action alone needs (eval, import and export, progress bars, show's diffs):
+# a cold `memory search` must not pay for it.
+NOT_FOR_SEARCH = ("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax")
 
 pytestmark = pytest.mark.real_model
 
@@ -114,15 +117,17 @@ def test_a_killed_export_leaves_nothing_under_the_real_name(tmp_path):
 
 
 def cli(data_dir: Path, *args: str) -> dict:
-    """Run the CLI in a fresh process; report its exit code, output, the heavy modules it
-    imported and how many onnxruntime sessions it opened."""
+    """Run the CLI in a fresh process; report its exit code, output, the heavy modules (and
+    those of NOT_FOR_SEARCH) it imported and how many onnxruntime sessions it opened."""
     probe = (
         "import json, sys, onnxruntime; from app.cli import main;"
         "opened = []; real = onnxruntime.InferenceSession;"
         "onnxruntime.InferenceSession = lambda *a, **k: opened.append(1) or real(*a, **k);"
         "code = main(sys.argv[1:]);"
         f"heavy = sorted(m for m in sys.modules if m in {HEAVY!r});"
-        "print(json.dumps({'code': code, 'heavy': heavy, 'sessions': len(opened)}))"
+        f"others = sorted(m for m in sys.modules if m in {NOT_FOR_SEARCH!r});"
+        "print(json.dumps({'code': code, 'heavy': heavy, 'sessions': len(opened), "
+        "'others': others}))"
     )
     env = {**os.environ, "ASTRA_DATA_DIR": str(data_dir), "ASTRA_EMBEDDER": "onnx"}
     env.pop("ASTRA_MEMORY_URL", None)
@@ -142,6 +147,8 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
     ):
         ran = cli(data_dir, *args)
         assert (ran["code"], ran["heavy"], ran["sessions"]) == (0, [], 1), ran
+        if args[1] == "search":
+            assert ran["others"] == [], ran
     first = json.loads(cli(data_dir, "memory", "list", "--json", "--limit", "1")["output"])[0]
     for args in (
         ["memory", "list"],
