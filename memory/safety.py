@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import importlib.metadata
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from memory import secret_shapes
 from memory.records import MemoryRecord, TestEvidence
 
 if TYPE_CHECKING:
@@ -33,9 +35,27 @@ REDACTED = "[REDACTED]"
 
 @functools.cache
 def _library_patterns() -> tuple[re.Pattern[str], ...]:
-    """The regexes of detect-secrets' detectors that name a secret by its shape alone.
-    Imported at first use: detect-secrets pulls in `requests`, which a search or a listing
-    never needs. Left out on purpose: the keyword, basic-auth and private-key detectors (our
+    """The shapes of detect-secrets' detectors, each kept from matching inside a longer
+    word (a token glued to one is part of that word, not a key): from the copy in
+    `memory.secret_shapes` while its version is the one installed, else from the library."""
+    shapes = (
+        secret_shapes.PATTERNS
+        if _installed_detect_secrets() == secret_shapes.VERSION
+        else library_shapes()
+    )
+    return tuple(re.compile(rf"(?<![\w/+=-])(?:{pattern})", flags) for pattern, flags in shapes)
+
+
+def _installed_detect_secrets() -> str | None:
+    try:
+        return importlib.metadata.version("detect-secrets")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def library_shapes() -> tuple[tuple[str, int], ...]:
+    """(pattern, flags) of the detect-secrets detectors that name a secret by its shape
+    alone. Left out on purpose: the keyword, basic-auth and private-key detectors (our
     patterns below cover them with the span to redact), Artifactory (its `AP...` shape
     matches ordinary words) and the IP, IBM, Cloudant and Softlayer ones (they need a
     keyword context we handle ourselves)."""
@@ -72,11 +92,8 @@ def _library_patterns() -> tuple[re.Pattern[str], ...]:
         TelegramBotTokenDetector,
         TwilioKeyDetector,
     )
-    # A token glued to a longer word is part of that word, not a key.
     return tuple(
-        re.compile(rf"(?<![\w/+=-])(?:{regex.pattern})", regex.flags)
-        for detector in detectors
-        for regex in detector.denylist
+        (regex.pattern, regex.flags) for detector in detectors for regex in detector.denylist
     )
 
 
