@@ -129,12 +129,8 @@ async def check_test_command(
     program = command.argv[0]
     if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
         return Check("test command", False, f"{named}: {program} is not found on PATH")
-    same = tools is not None and (tools.root, tools.test_command, tools.sandbox) == (
-        folder.resolve(),
-        command,
-        sandbox,
-    )
-    if tools is None or not same or tools.test_timeout_s != timeout_s:
+    given = tools and (tools.root, tools.test_command, tools.sandbox, tools.test_timeout_s)
+    if tools is None or given != (folder.resolve(), command, sandbox, timeout_s):
         tools = WorkspaceTools(
             folder,
             base_env=base_env,
