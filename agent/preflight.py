@@ -113,10 +113,13 @@ async def check_test_command(
     timeout_s: float,
     run_in: Path | None = None,
     sandbox: Sandbox | None = None,
+    tools: WorkspaceTools | None = None,
 ) -> Check:
     """The test command resolves, is found, and runs to an end within the timeout (pass or
     fail: a failing run is what a session starts from). It runs in `run_in`, the session's
-    folder, when given, so that the user's own is not touched."""
+    folder, when given, so that the user's own is not touched; through the session's own
+    `tools` when they run the same command there, which offer the run to the session's
+    first run_tests (taken if no file changed in between)."""
     try:
         command = resolve_test_command(workspace, explicit)
     except TestCommandError as error:
@@ -126,11 +129,17 @@ async def check_test_command(
     program = command.argv[0]
     if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
         return Check("test command", False, f"{named}: {program} is not found on PATH")
-    tools = WorkspaceTools(
-        folder, base_env=base_env, test_command=command, test_timeout_s=timeout_s, sandbox=sandbox
-    )
+    given = tools and (tools.root, tools.test_command, tools.sandbox, tools.test_timeout_s)
+    if tools is None or given != (folder.resolve(), command, sandbox, timeout_s):
+        tools = WorkspaceTools(
+            folder,
+            base_env=base_env,
+            test_command=command,
+            test_timeout_s=timeout_s,
+            sandbox=sandbox,
+        )
     try:
-        run = await tools.run_tests()
+        run = await tools.run_tests(offer=True)
     except ToolError as error:
         return Check("test command", False, str(error))
     if run.timed_out:
@@ -184,18 +193,20 @@ async def run_preflight(
     price_override: Price | None = None,
     sandbox: Sandbox | None = None,
     no_sandbox: bool = False,
+    tools: WorkspaceTools | None = None,
 ) -> list[Check]:
     """Every check, in the order they are printed: store, model, live, and with a workspace
     the sandbox, git tree and tests. The test command runs in `sandbox`, else (with
-    `no_sandbox`) unconfined; without either it is not run."""
-    checks = [await check_store(memory_url), await check_embedder(embedder)]
-    if live:
-        checks += check_live(model, api_key, price_override)
-    if workspace is not None:
+    `no_sandbox`) unconfined; without either it is not run. The checks run at once: the
+    model loads while the tests run. `tools`: the session's, see `check_test_command`."""
+
+    async def workspace_checks(workspace: Path, sandbox: Sandbox | None) -> list[Check]:
         if sandbox is None and not no_sandbox:
             sandbox = (await asyncio.to_thread(find_sandbox))[0]
-        checks.append(check_sandbox(sandbox, no_sandbox=no_sandbox))
-        checks.append(await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty))
+        checks = [
+            check_sandbox(sandbox, no_sandbox=no_sandbox),
+            await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty),
+        ]
         if sandbox is not None or no_sandbox:
             checks.append(
                 await check_test_command(
@@ -205,9 +216,18 @@ async def run_preflight(
                     timeout_s=test_timeout_s,
                     run_in=run_in,
                     sandbox=sandbox,
+                    tools=tools,
                 )
             )
-    return checks
+        return checks
+
+    store, model_check, in_workspace = await asyncio.gather(
+        check_store(memory_url),
+        check_embedder(embedder),
+        workspace_checks(workspace, sandbox) if workspace is not None else asyncio.sleep(0, []),
+    )
+    live_checks = check_live(model, api_key, price_override) if live else []
+    return [store, model_check, *live_checks, *in_workspace]
 
 
 def _one_line(error: BaseException) -> str:

@@ -211,6 +211,14 @@ class SessionTools:
         run = await self.workspace.run_tests(
             on_output=lambda line: self.emit(ev.TestOutput(run=number, line=line))
         )
+        if run.reused:
+            self.emit(
+                ev.SessionNote(
+                    level="info",
+                    message="run_tests: no file changed since the preflight ran the tests, "
+                    "so its run is this one's answer (not run twice)",
+                )
+            )
         self.last_run = run
         self.latest_confirmed = run.confirmed_outcome
         self.history.append("green" if run.confirmed_outcome else "red")

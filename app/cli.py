@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -31,11 +30,24 @@ from app.store_url import resolve_memory_url
 from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("astra-codebase-memory")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+class VersionAction(argparse.Action):
+    """`--version`: looks the version up only when asked (importlib.metadata costs every
+    other command about 15 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        import importlib.metadata
+
+        try:
+            version = importlib.metadata.version("astra-codebase-memory")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        print(f"{parser.prog} {version}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH, "
         "ASTRA_RESPONSE_STORAGE=off, ASTRA_PRICE_{INPUT,CACHED_INPUT,OUTPUT}_PER_MILLION.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument(
+        "--version", action=VersionAction, help="show program's version number and exit"
+    )
     parser.add_argument(
         "--env-file",
         type=Path,

@@ -213,6 +213,7 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
         run_in=agent.tools.root,
         allow_dirty=options.allow_dirty or is_demo_template(source),
         sandbox=agent.tools.sandbox,
+        tools=agent.tools,
         no_sandbox=options.no_sandbox or is_demo_template(source),
         live=options.live,
         model=agent.model,

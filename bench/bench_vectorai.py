@@ -5,7 +5,8 @@
    it measures the client and protocol overhead per call, not the real server's index),
    next to the SQLite store with the same records and vectors.
 2. Retrieval: the eval corpora imported into each store with the real model, so the cost of
-   the server store's vector-only ranking (no keyword index there) shows as recall.
+   the server store's ranking (no keyword index there: BM25 over its vector candidates
+   only) shows as recall.
 
     PYTHONPATH=. .venv/bin/python bench/bench_vectorai.py [--sizes 1000,10000] [--no-recall]
 

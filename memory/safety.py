@@ -17,58 +17,92 @@ invisible characters and homoglyphs do not hide a phrase.
 from __future__ import annotations
 
 import fnmatch
+import functools
+import importlib.metadata
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
-
+from memory import secret_shapes
 from memory.records import MemoryRecord, TestEvidence
+
+if TYPE_CHECKING:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
 REDACTED = "[REDACTED]"
 
-# detect-secrets detectors whose regexes name a secret by its shape alone. Left out on
-# purpose: the keyword, basic-auth and private-key detectors (our patterns below cover them
-# with the span to redact), Artifactory (its `AP...` shape matches ordinary words) and the
-# IP, IBM, Cloudant and Softlayer ones (they need a keyword context we handle ourselves).
-_LIBRARY_DETECTORS = (
-    AWSKeyDetector,
-    AzureStorageKeyDetector,
-    DiscordBotTokenDetector,
-    GitHubTokenDetector,
-    GitLabTokenDetector,
-    JwtTokenDetector,
-    MailchimpDetector,
-    OpenAIDetector,
-    PypiTokenDetector,
-    SendGridDetector,
-    SlackDetector,
-    SquareOAuthDetector,
-    StripeDetector,
-    TelegramBotTokenDetector,
-    TwilioKeyDetector,
-)
-# A token glued to a longer word is part of that word, not a key.
-_LIBRARY_PATTERNS = tuple(
-    re.compile(rf"(?<![\w/+=-])(?:{regex.pattern})", regex.flags)
-    for detector in _LIBRARY_DETECTORS
-    for regex in detector.denylist
-)
+
+@functools.cache
+def _library_patterns() -> tuple[re.Pattern[str], ...]:
+    """The shapes of detect-secrets' detectors, each kept from matching inside a longer
+    word (a token glued to one is part of that word, not a key): from the copy in
+    `memory.secret_shapes` while its version is the one installed, else from the library."""
+    shapes = (
+        secret_shapes.PATTERNS
+        if _installed_detect_secrets() == secret_shapes.VERSION
+        else library_shapes()
+    )
+    return tuple(re.compile(rf"(?<![\w/+=-])(?:{pattern})", flags) for pattern, flags in shapes)
+
+
+def _installed_detect_secrets() -> str | None:
+    try:
+        return importlib.metadata.version("detect-secrets")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def library_shapes() -> tuple[tuple[str, int], ...]:
+    """(pattern, flags) of the detect-secrets detectors that name a secret by its shape
+    alone. Left out on purpose: the keyword, basic-auth and private-key detectors (our
+    patterns below cover them with the span to redact), Artifactory (its `AP...` shape
+    matches ordinary words) and the IP, IBM, Cloudant and Softlayer ones (they need a
+    keyword context we handle ourselves)."""
+    from detect_secrets.plugins.aws import AWSKeyDetector
+    from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+    from detect_secrets.plugins.discord import DiscordBotTokenDetector
+    from detect_secrets.plugins.github_token import GitHubTokenDetector
+    from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+    from detect_secrets.plugins.mailchimp import MailchimpDetector
+    from detect_secrets.plugins.openai import OpenAIDetector
+    from detect_secrets.plugins.pypi_token import PypiTokenDetector
+    from detect_secrets.plugins.sendgrid import SendGridDetector
+    from detect_secrets.plugins.slack import SlackDetector
+    from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+    from detect_secrets.plugins.stripe import StripeDetector
+    from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+    from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+    detectors = (
+        AWSKeyDetector,
+        AzureStorageKeyDetector,
+        DiscordBotTokenDetector,
+        GitHubTokenDetector,
+        GitLabTokenDetector,
+        JwtTokenDetector,
+        MailchimpDetector,
+        OpenAIDetector,
+        PypiTokenDetector,
+        SendGridDetector,
+        SlackDetector,
+        SquareOAuthDetector,
+        StripeDetector,
+        TelegramBotTokenDetector,
+        TwilioKeyDetector,
+    )
+    return tuple(
+        (regex.pattern, regex.flags) for detector in detectors for regex in detector.denylist
+    )
+
+
+@functools.cache
+def _entropy_detector() -> Base64HighEntropyString:
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    return Base64HighEntropyString(limit=4.5)
+
 
 _SECRET_NAME = (
     r"(?:(?i:[a-z0-9_.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|passphrase|pwd|"
@@ -134,23 +168,24 @@ _OWN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 # A bare AWS secret key: 40 base64 characters, every class present, high entropy.
 _BARE_KEY = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
-_ENTROPY = Base64HighEntropyString(limit=4.5)
 
 
 def _is_bare_key(token: str) -> bool:
-    return (
+    if not (
         any(c.isupper() for c in token)
         and any(c.islower() for c in token)
         and any(c.isdigit() for c in token)
-        and _ENTROPY.calculate_shannon_entropy(token) > _ENTROPY.entropy_limit
-    )
+    ):
+        return False
+    entropy = _entropy_detector()
+    return entropy.calculate_shannon_entropy(token) > entropy.entropy_limit
 
 
 def redact_secrets(text: str) -> str:
     """Replace every secret-looking span in `text` with [REDACTED]. Idempotent."""
     for pattern, replacement in _OWN_PATTERNS:
         text = pattern.sub(replacement, text)
-    for pattern in _LIBRARY_PATTERNS:
+    for pattern in _library_patterns():
         text = pattern.sub(_redact_match, text)
     return _BARE_KEY.sub(lambda m: REDACTED if _is_bare_key(m[0]) else m[0], text)
 

@@ -1,8 +1,9 @@
 """`astra-memory memory ...`: browse, search, audit, prune and move the memory from the shell.
 
 Actions that only read or delete never load the embedding model; search, import and eval
-do, once. Over 400 lines: one short function per `memory` action, kept together so the
-command reads in one place.
+do, once. What only one action needs (evaluation, transfer, progress bars, diff syntax) is
+imported in that action, so a cold `memory search` pays for none of it. Over 400 lines:
+one short function per `memory` action, kept together so the command reads in one place.
 """
 
 from __future__ import annotations
@@ -13,21 +14,12 @@ import sys
 from pathlib import Path
 
 from rich.markup import escape
-from rich.progress import Progress
-from rich.syntax import Syntax
 from rich.table import Table
 
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
 from memory.embedder import shared_embedder
-from memory.evaluation import (
-    evaluate,
-    fix_text_baseline,
-    keyword_baseline,
-    parse_queries,
-    resolve_expected,
-)
 from memory.explain import explanation, query_reading
 from memory.records import (
     MemoryRecord,
@@ -38,14 +30,6 @@ from memory.records import (
 )
 from memory.service import MemoryService, clear_stale
 from memory.store import MemoryStore, open_store
-from memory.transfer import (
-    export_lines,
-    export_to_file,
-    import_records,
-    migrate,
-    parse_import,
-    split_lines,
-)
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -194,6 +178,8 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
             console.print(f"\n[bold]{title}[/]")
             console.print(escape(body))
     if record.diff:
+        from rich.syntax import Syntax
+
         console.print("\n[bold]diff[/]")
         console.print(Syntax(record.diff, "diff", theme="ansi_dark", word_wrap=True))
     return 0
@@ -307,6 +293,8 @@ async def memory_stats(args: argparse.Namespace, settings: Settings, store: Memo
 
 
 async def memory_export(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from memory.transfer import export_lines, export_to_file
+
     if args.out:
         count = await export_to_file(store, Path(args.out), _database_file(store), args.scope)
     else:
@@ -328,6 +316,8 @@ def _database_file(store: MemoryStore) -> Path | None:
 
 def _read_lines(name: str) -> list[str]:
     """A JSONL file's lines, split on "\\n" alone so U+2028 and U+0085 stay inside a line."""
+    from memory.transfer import split_lines
+
     if name == "-":
         return split_lines(sys.stdin.read())
     try:
@@ -337,6 +327,10 @@ def _read_lines(name: str) -> list[str]:
 
 
 async def memory_import(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from rich.progress import Progress
+
+    from memory.transfer import import_records, parse_import
+
     records = parse_import(_read_lines(args.file), default_scope=args.scope, now=utc_now())
     if not records:
         raise CommandError(f"{args.file} holds no records")
@@ -368,6 +362,10 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
 
 
 async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.progress import Progress
+
+    from memory.transfer import migrate
+
     if args.source == args.target:
         raise CommandError("--from and --to name the same store", 2)
     source = open_store(args.source)
@@ -391,6 +389,14 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from memory.evaluation import (
+        evaluate,
+        fix_text_baseline,
+        keyword_baseline,
+        parse_queries,
+        resolve_expected,
+    )
+
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
     queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     report = await evaluate(service, queries)

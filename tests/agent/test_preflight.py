@@ -22,6 +22,8 @@ from agent.preflight import (
     check_test_command,
     run_preflight,
 )
+from agent.project_tests import resolve_test_command
+from agent.workspace import WorkspaceTools
 from memory.store import open_store
 from memory.torch_embedder import SentenceTransformerEmbedder
 from tests.agent.gitrepo import isolate_git, repository
@@ -145,6 +147,26 @@ async def test_the_test_command_runs_in_the_session_folder_when_given(tmp_path: 
 
     assert check.ok and "exit code 0" in check.detail
     assert (session / "ran-here").exists() and not (project / "ran-here").exists()
+
+
+@pytest.mark.parametrize(("timeout_s", "offered"), [(10, True), (11, False)])
+async def test_the_sessions_own_tools_run_the_check_and_offer_it_to_the_session(
+    tmp_path: Path, timeout_s: float, offered: bool
+):
+    project = script_project(tmp_path / "p", "exit 1")
+    session = script_project(tmp_path / "s", 'echo run >> ../runs; echo "1 passed"; exit 1')
+    command = resolve_test_command(project, "./check.sh")
+    tools = WorkspaceTools(session, base_env=BASE_ENV, test_command=command, test_timeout_s=10)
+
+    check = await check_test_command(
+        project, "./check.sh", base_env=BASE_ENV, timeout_s=timeout_s, run_in=session, tools=tools
+    )
+    first = await tools.run_tests()
+
+    assert check.ok and first.exit_code == 1
+    # Only the same command, folder, sandbox and timeout may stand for the session's run.
+    assert first.reused is offered
+    assert (tmp_path / "runs").read_text() == "run\n" * (1 if offered else 2)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import stat
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -472,3 +473,55 @@ def test_tail_starts_at_a_line_start():
     assert run.tail(12) == "charlie\n"
     assert run.tail(100) == run.output
     assert TestRun("t", 1, 0, 0, False, 0.1, "x" * 50, None).tail(10) == "x" * 10
+
+
+def counting_command(workspace: Path) -> TestCommand:
+    """A test command that counts its runs in a file outside the workspace and fails."""
+    script = (
+        "import pathlib, sys\n"
+        "count = pathlib.Path(sys.argv[1])\n"
+        "count.write_text(str(int(count.read_text() or 0) + 1) if count.exists() else '1')\n"
+        "print('1 passed, 1 failed')\n"
+        "sys.exit(1)\n"
+    )
+    runs = workspace.parent / "runs"
+    return TestCommand((sys.executable, "-c", script, str(runs)), "count", "flag")
+
+
+def runs_made(workspace: Path) -> int:
+    return int((workspace.parent / "runs").read_text())
+
+
+async def test_an_offered_run_answers_the_next_call_once_if_no_file_changed(workspace):
+    write(workspace, "app.py", "x = 1\n")
+    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=counting_command(workspace))
+    offered = await tools.run_tests(offer=True)
+    received: list[str] = []
+
+    taken = await tools.run_tests(received.append)
+    again = await tools.run_tests()
+
+    assert runs_made(workspace) == 2  # the offer, then the third call: the second took it
+    assert taken == replace(offered, reused=True) and not offered.reused
+    assert received == ["1 passed, 1 failed"]
+    assert not again.reused
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda tools, root: tools.apply_edit("app.py", "x = 1", "x = 2"),
+        lambda tools, root: (root / "new.py").write_text("y = 1\n"),
+        lambda tools, root: (root / "app.py").unlink(),
+    ],
+    ids=["an edit", "a new file", "a removed file"],
+)
+async def test_an_offered_run_is_not_taken_once_a_file_changed(workspace, change):
+    write(workspace, "app.py", "x = 1\n")
+    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=counting_command(workspace))
+    await tools.run_tests(offer=True)
+
+    change(tools, workspace)
+    run = await tools.run_tests()
+
+    assert runs_made(workspace) == 2 and not run.reused

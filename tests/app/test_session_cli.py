@@ -189,3 +189,10 @@ def test_demo_headless_runs_the_experiment_end_to_end(capsys, data_dir, real_emb
         "beta's fix passes the original, untouched tests",
     ):
         assert f"✓ {check}" in out
+    # Each session prints its own checks in its turn, though beta's ran during alpha's, and
+    # its first red run is the preflight's (no file changed in between), not a second one.
+    alpha, beta = out.split("session beta")
+    for turn in (alpha, beta):
+        assert turn.count("ok     test command:") == 1
+        assert turn.count("no file changed since the preflight ran the tests") == 1
+        assert turn.index("ok     test command:") < turn.index("turn 1 completed")

@@ -33,6 +33,12 @@ CORPORA = [
     ("heldout_fixes", "heldout_queries"),
 ]
 HEAVY = ("torch", "sentence_transformers")
+# What one other action alone needs (eval, import and export, progress bars, show's diffs):
+# a cold `memory search` must not pay for it.
+NOT_FOR_SEARCH = (
+    *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax"),
+    *("detect_secrets", "requests"),  # a search redacts only its session id and scope
+)
 
 pytestmark = pytest.mark.real_model
 
@@ -79,7 +85,8 @@ def test_a_failed_check_keeps_no_file_and_falls_back_to_sentence_transformers(
     tmp_path, monkeypatch, real_embedder
 ):
     def differs(onnx_file, model_path, reference):
-        assert onnx_file.is_file() and onnx_file.name.endswith(".tmp")
+        assert onnx_file.is_file() and onnx_file.parent.name.endswith(".tmp")
+        assert onnx_export.weights_path(onnx_file).is_file()
         raise EmbedderUnavailableError("the ONNX export differs from sentence-transformers")
 
     monkeypatch.setattr(onnx_export, "check_export", differs)
@@ -113,15 +120,17 @@ def test_a_killed_export_leaves_nothing_under_the_real_name(tmp_path):
 
 
 def cli(data_dir: Path, *args: str) -> dict:
-    """Run the CLI in a fresh process; report its exit code, output, the heavy modules it
-    imported and how many onnxruntime sessions it opened."""
+    """Run the CLI in a fresh process; report its exit code, output, the heavy modules (and
+    those of NOT_FOR_SEARCH) it imported and how many onnxruntime sessions it opened."""
     probe = (
         "import json, sys, onnxruntime; from app.cli import main;"
         "opened = []; real = onnxruntime.InferenceSession;"
         "onnxruntime.InferenceSession = lambda *a, **k: opened.append(1) or real(*a, **k);"
         "code = main(sys.argv[1:]);"
         f"heavy = sorted(m for m in sys.modules if m in {HEAVY!r});"
-        "print(json.dumps({'code': code, 'heavy': heavy, 'sessions': len(opened)}))"
+        f"others = sorted(m for m in sys.modules if m in {NOT_FOR_SEARCH!r});"
+        "print(json.dumps({'code': code, 'heavy': heavy, 'sessions': len(opened), "
+        "'others': others}))"
     )
     env = {**os.environ, "ASTRA_DATA_DIR": str(data_dir), "ASTRA_EMBEDDER": "onnx"}
     env.pop("ASTRA_MEMORY_URL", None)
@@ -141,6 +150,8 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
     ):
         ran = cli(data_dir, *args)
         assert (ran["code"], ran["heavy"], ran["sessions"]) == (0, [], 1), ran
+        if args[1] == "search":
+            assert ran["others"] == [], ran
     first = json.loads(cli(data_dir, "memory", "list", "--json", "--limit", "1")["output"])[0]
     for args in (
         ["memory", "list"],
@@ -156,8 +167,15 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
 def test_model_prepare_says_where_the_checked_export_is(data_dir, onnx_embedder):
     ran = cli(data_dir, "model", "prepare")
     assert ran["code"] == 0 and ran["heavy"] == []
-    assert ran["output"] == str(onnx_path(resolve_model_path(), data_dir))
+    graph = onnx_path(resolve_model_path(), data_dir)
+    assert ran["output"] == str(graph)
     assert "already prepared" in ran["stderr"]
+    # The weights sit apart, raw, for onnxruntime to map: the graph itself is small.
+    assert onnx_export.weights_path(graph).stat().st_size > 80e6 > 1e6 > graph.stat().st_size
+    assert sorted(p.name for p in graph.parent.glob("*.onnx*")) == [
+        graph.name,
+        onnx_export.weights_path(graph).name,
+    ]
 
 
 def test_a_bad_embedder_setting_is_one_line_and_exit_2(data_dir):
