@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from memory import ranking
 from memory.explain import COMPACT_WIDTH, explanation, query_reading
 from memory.records import MemoryRecord, MemorySearchResult
 
@@ -27,6 +28,13 @@ def result(vector_rank: int | None, keyword_rank: int | None) -> MemorySearchRes
     return MemorySearchResult(
         record=RECORD, score=0.61234, rank=1, vector_rank=vector_rank, keyword_rank=keyword_rank
     )
+
+
+def test_why_matched_names_the_shared_words_files_and_signature():
+    why = ranking.why_matched(QUERY, RECORD)
+    assert {"whitespace", "origin"} <= set(why.terms)
+    assert why.paths == ["app/cors.py"]
+    assert why.signature and set(why.signature) <= set(RECORD.signature)
 
 
 def test_the_long_form_names_every_part_and_says_none_where_nothing_is_shared():

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from memory import ranking
-from memory.records import MemoryRecord
 
 
 def counter(counts: dict[str, int]):
@@ -101,24 +98,3 @@ def test_relevance_labels_read_whether_the_two_rankings_agree(
 )
 def test_at_least_orders_the_labels(label, minimum, passes):
     assert ranking.at_least(label, minimum) is passes
-
-
-def test_why_matched_names_the_shared_words_files_and_signature():
-    record = MemoryRecord(
-        memory_id="m1",
-        fix_description="Strip whitespace around each comma-separated origin.",
-        error_type="AssertionError",
-        file_paths=("app/cors.py", "app/settings.py"),
-        outcome="ok",
-        symptom="E       AssertionError: assert ' https://b.example' == 'https://b.example'",
-        session_id="s",
-        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
-    )
-    query = (
-        "E       AssertionError: assert ' https://c.example' == 'https://c.example'\n"
-        "cors.py: the second origin keeps its whitespace"
-    )
-    why = ranking.why_matched(query, record)
-    assert {"whitespace", "origin"} <= set(why.terms)
-    assert why.paths == ["app/cors.py"]
-    assert why.signature and set(why.signature) <= set(record.signature)
