@@ -147,7 +147,7 @@ class WorkspaceTools:
             paths = [str(self.root / "src"), self._env.get("PYTHONPATH", "")]
             self._env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         self._originals: dict[str, str] = {}
-        self._offered: tuple[frozenset[tuple[str, int, int]], TestRun] | None = None
+        self._offered: tuple[frozenset[tuple[str, int, int, int, int]], TestRun] | None = None
 
     @property
     def edited_files(self) -> list[str]:
@@ -248,8 +248,10 @@ class WorkspaceTools:
             self._offered = (await asyncio.to_thread(self._tree_state), run)
         return run
 
-    def _tree_state(self) -> frozenset[tuple[str, int, int]]:
-        """Every file under the root but git's own, by path, size and modification time."""
+    def _tree_state(self) -> frozenset[tuple[str, int, int, int, int]]:
+        """Every file under the root but git's own, by path, size, inode and change times:
+        an edit replaces its file (a new inode) and a write in place moves ctime, so a clock
+        too coarse to move mtime between two edits still tells them apart."""
         state = []
         for folder, subfolders, names in os.walk(self.root):
             subfolders[:] = [name for name in subfolders if name != ".git"]
@@ -257,7 +259,9 @@ class WorkspaceTools:
                 path = os.path.join(folder, name)
                 with contextlib.suppress(OSError):
                     info = os.lstat(path)
-                    state.append((path, info.st_size, info.st_mtime_ns))
+                    state.append(
+                        (path, info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+                    )
         return frozenset(state)
 
     async def _run(self, on_output: Callable[[str], None] | None) -> TestRun:

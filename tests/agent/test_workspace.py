@@ -507,14 +507,26 @@ async def test_an_offered_run_answers_the_next_call_once_if_no_file_changed(work
     assert not again.reused
 
 
+def same_size_and_time_edit(tools: WorkspaceTools, path: Path) -> None:
+    """An edit of the same size whose file keeps its old mtime, as on a clock too coarse to
+    tick between the test run and the edit."""
+    before = path.stat()
+    tools.apply_edit(path.name, "x = 1", "x = 2")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
 @pytest.mark.parametrize(
     "change",
     [
         lambda tools, root: tools.apply_edit("app.py", "x = 1", "x = 2"),
         lambda tools, root: (root / "new.py").write_text("y = 1\n"),
         lambda tools, root: (root / "app.py").unlink(),
+        lambda tools, root: same_size_and_time_edit(tools, root / "app.py"),
+        lambda tools, root: (root / "pkg").mkdir() or (root / "pkg" / "m.py").write_text(""),
     ],
-    ids=["an edit", "a new file", "a removed file"],
+    ids=["an edit", "a new file", "a removed file", "an edit a coarse clock hides", "a subfolder"],
 )
 async def test_an_offered_run_is_not_taken_once_a_file_changed(workspace, change):
     write(workspace, "app.py", "x = 1\n")
