@@ -21,7 +21,7 @@ import numpy as np
 from memory.errors import EmbedderUnavailableError
 from memory.model_files import onnx_path, resolve_model_path
 from memory.onnx_encoder import OnnxEncoder
-from memory.onnx_export import Progress, export_model
+from memory.onnx_export import Progress, discard_export, export_model
 from memory.records import EMBEDDING_DIMENSION, EMBEDDING_MODEL
 from memory.torch_embedder import SentenceTransformerEmbedder
 
@@ -66,9 +66,10 @@ class OnnxEmbedder:
             path = resolve_model_path(self._configured_path)
             try:
                 target = onnx_path(path, self._data_dir)
-                if not target.is_file():
+                self._encoder = self._existing_export(target, path)
+                if self._encoder is None:
                     export_model(path, target, self._progress)
-                self._encoder = OnnxEncoder(target, path)
+                    self._encoder = OnnxEncoder(target, path)
             except (EmbedderUnavailableError, OSError, ImportError) as exc:
                 self._progress(
                     f"warning: the ONNX embedder is unavailable ({exc}); using "
@@ -77,6 +78,18 @@ class OnnxEmbedder:
                 fallback = SentenceTransformerEmbedder(path)
                 fallback.load()
                 self._fallback = fallback
+
+    def _existing_export(self, target: Path, path: Path) -> OnnxEncoder | None:
+        """The export already made, if it loads; one that does not (its weights file lost
+        or cut short) is removed, to be made again."""
+        if not target.is_file():
+            return None
+        try:
+            return OnnxEncoder(target, path)
+        except EmbedderUnavailableError as exc:
+            self._progress(f"warning: {exc}; making the export again")
+            discard_export(target)
+            return None
 
     def embed_many_sync(self, texts: Sequence[str]) -> np.ndarray:
         self.load()

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from memory.errors import EmbedderUnavailableError
 from memory.model_files import max_seq_length
 from memory.records import EMBEDDING_DIMENSION
 
@@ -48,9 +49,12 @@ class OnnxEncoder:
             onnxruntime.GraphOptimizationLevel, GRAPH_OPTIMIZATION
         )
         self._tokenizer = tokenizer
-        self._session = onnxruntime.InferenceSession(
-            str(onnx_file), options, providers=["CPUExecutionProvider"]
-        )
+        try:
+            self._session = onnxruntime.InferenceSession(
+                str(onnx_file), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's own errors (a missing or cut weights file)
+            raise EmbedderUnavailableError(f"{onnx_file.name} does not load: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

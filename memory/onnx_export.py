@@ -121,6 +121,12 @@ def _export(reference: SentenceTransformerEmbedder, destination: Path) -> None:
         )
 
 
+def discard_export(graph: Path) -> None:
+    """Remove an export, its weights file with it."""
+    for path in (graph, weights_path(graph)):
+        path.unlink(missing_ok=True)
+
+
 def weights_path(graph: Path) -> Path:
     """The raw weights file beside an exported graph, named in the graph itself."""
     return graph.with_name(f"{graph.name}.data")

@@ -100,6 +100,30 @@ def test_a_failed_check_keeps_no_file_and_falls_back_to_sentence_transformers(
     assert np.allclose(vectors, real_embedder.embed_many_sync(["KeyError: 'timeout'"]), atol=1e-6)
 
 
+def test_an_export_whose_weights_file_is_cut_short_is_made_again(
+    tmp_path, monkeypatch, data_dir, onnx_embedder
+):
+    """A lost or cut weights file makes onnxruntime fail its own way: the export is removed
+    and made again (here copied from the module's good one), not a crash on every search."""
+    good = onnx_path(resolve_model_path(), data_dir)
+    target = onnx_path(resolve_model_path(), tmp_path)
+    target.write_bytes(good.read_bytes())
+    onnx_export.weights_path(target).write_bytes(onnx_export.weights_path(good).read_bytes()[:4096])
+
+    def export_again(model_path, graph, progress):
+        assert not graph.exists() and not onnx_export.weights_path(graph).exists()
+        graph.write_bytes(good.read_bytes())
+        onnx_export.weights_path(graph).write_bytes(onnx_export.weights_path(good).read_bytes())
+
+    monkeypatch.setattr("memory.onnx_embedder.export_model", export_again)
+    messages: list[str] = []
+    embedder = OnnxEmbedder(tmp_path, progress=messages.append)
+    vectors = embedder.embed_many_sync(["KeyError: 'timeout'"])
+    assert embedder.uses_onnx
+    assert "does not load" in messages[0] and "making the export again" in messages[0]
+    assert np.allclose(vectors, onnx_embedder.embed_many_sync(["KeyError: 'timeout'"]))
+
+
 def test_a_killed_export_leaves_nothing_under_the_real_name(tmp_path):
     target = onnx_path(resolve_model_path(), tmp_path)
     script = (
