@@ -3,9 +3,10 @@
 A query is one of three kinds, and the kind decides how much its words count against its
 meaning (`memory.ranking.keyword_weight`):
 
-- a **test report** — pytest's output (`E   ` lines, `>` lines, `path.py:12: in f` frames,
-  `FAILED` lines). It comes from the project's own suite, whose fixtures, helpers and
-  module names every record of that project shares, so words tell records apart less;
+- a **test report** — pytest's output (indented `E   ` and `>   ` lines, `path.py:12: in f`
+  frames, `FAILED path::test` lines). It comes from the project's own suite, whose
+  fixtures, helpers and module names every record of that project shares, so words tell
+  records apart less;
 - a **traceback** — Python's `File "…", line N, in f` frames and the exception;
 - a **message** — anything else: an error line, a sentence, a log excerpt.
 
@@ -20,7 +21,9 @@ from typing import Literal, NamedTuple
 
 Kind = Literal["test report", "traceback", "message"]
 
-_TEST_REPORT = re.compile(r"^(?:E\s|>\s|FAILED |ERROR |\S+\.py:\d+: )", re.M)
+# pytest indents its `E` and `>` lines and names a test in FAILED/ERROR lines; a quoted
+# "> TypeError: …" pasted from an issue, or a log's "ERROR django.request …", is no report
+_TEST_REPORT = re.compile(r"^(?:E\s{2,}|>\s{2,}|(?:FAILED|ERROR) \S+::|\S+\.py:\d+: )", re.M)
 _PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+(?:, in (\S+))?')
 _PYTEST_FRAME = re.compile(r"^(\S+\.py):\d+: (?:in (\S+)|\w+)$")
 # an installed package's file, the standard library's, or frozen bootstrap code
@@ -31,7 +34,7 @@ _EXCEPTION = re.compile(
     r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt)\b.*)$"
 )
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)")
-_ASSERTION = re.compile(r"^(?:>|E)\s+(.*\S)")
+_ASSERTION = re.compile(r"^(?:>|E)\s{2,}(.*\S)")
 _MAX_LINES = 400
 
 

@@ -63,19 +63,22 @@ def test_a_python_traceback_splits_the_projects_frames_from_site_packages():
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "kind"),
     [
-        "",
-        "ObjectNotExecutableError: Not an executable object: 'SELECT 1'",
-        "sqlalchemy.exc.StatementError when adding new sketch from ui",
-        "E" * 5000,
-        "\x00\x1b[31m>\n" * 3,
+        ("", "message"),
+        ("ObjectNotExecutableError: Not an executable object: 'SELECT 1'", "message"),
+        ("sqlalchemy.exc.StatementError when adding new sketch from ui", "message"),
+        ("> TypeError: 'NoneType' object is not subscriptable", "message"),  # a quote
+        ("ERROR django.request Internal Server Error: /api/", "message"),  # a log line
+        ("E" * 5000, "message"),
+        ("\x00\x1b[31m>\n" * 3, "message"),
+        ("ERROR tests/test_db.py::test_connect - OperationalError", "test report"),
     ],
 )
-def test_a_message_or_odd_text_reads_as_a_message_or_report_without_error(text):
+def test_what_only_looks_like_pytest_output_reads_as_a_message(text, kind):
     reading = read_failure(text)
-    assert reading.kind in ("message", "test report")
-    assert reading.tests == ()
+    assert reading.kind == kind
+    assert reading.tests == (() if kind == "message" else ("tests/test_db.py::test_connect",))
 
 
 def test_a_message_keeps_its_dotted_exception():
