@@ -239,10 +239,14 @@ class WorkspaceTools:
         The preflight offers its run, so a session's first red run is not made twice."""
         offered, self._offered = self._offered, None
         if offered is not None and offered[0] == await asyncio.to_thread(self._tree_state):
+            taken = offered[1]
             if on_output is not None:
-                for line in offered[1].output.splitlines():
+                if taken.dropped_lines:
+                    where = f" (the whole run: {taken.log_file})" if taken.log_file else ""
+                    on_output(f"… {taken.dropped_lines} earlier lines not kept{where}")
+                for line in taken.output.splitlines():
                     on_output(line)
-            return replace(offered[1], reused=True)
+            return replace(taken, reused=True)
         run = await self._run(on_output)
         if offer:
             self._offered = (await asyncio.to_thread(self._tree_state), run)

@@ -507,6 +507,21 @@ async def test_an_offered_run_answers_the_next_call_once_if_no_file_changed(work
     assert not again.reused
 
 
+async def test_a_taken_run_whose_output_was_cut_says_so_before_its_kept_lines(workspace):
+    script = "import sys\nfor n in range(30000): print(f'line {n:05d} ' + 'x' * 40)\nsys.exit(1)"
+    command = TestCommand((sys.executable, "-c", script), "long", "flag")
+    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=command)
+    offered = await tools.run_tests(offer=True)
+    received: list[str] = []
+
+    taken = await tools.run_tests(received.append)
+
+    assert taken.reused and offered.dropped_lines > 0
+    assert received[0] == f"… {offered.dropped_lines} earlier lines not kept"
+    assert received[1:] == offered.output.splitlines()
+    assert received[-1].startswith("line 29999")
+
+
 def same_size_and_time_edit(tools: WorkspaceTools, path: Path) -> None:
     """An edit of the same size whose file keeps its old mtime, as on a clock too coarse to
     tick between the test run and the edit."""
