@@ -129,8 +129,14 @@ async def check_test_command(
     program = command.argv[0]
     if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
         return Check("test command", False, f"{named}: {program} is not found on PATH")
-    given = tools and (tools.root, tools.test_command, tools.sandbox, tools.test_timeout_s)
-    if tools is None or given != (folder.resolve(), command, sandbox, timeout_s):
+    wanted = (folder.resolve(), command, sandbox, timeout_s)
+    sessions_own = tools is not None and wanted == (
+        tools.root,
+        tools.test_command,
+        tools.sandbox,
+        tools.test_timeout_s,
+    )
+    if tools is None or not sessions_own:
         tools = WorkspaceTools(
             folder,
             base_env=base_env,
@@ -139,7 +145,7 @@ async def check_test_command(
             sandbox=sandbox,
         )
     try:
-        run = await tools.run_tests(offer=True)
+        run = await tools.run_tests(offer=sessions_own)  # only the session's takes it later
     except ToolError as error:
         return Check("test command", False, str(error))
     if run.timed_out:
