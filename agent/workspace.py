@@ -235,8 +235,9 @@ class WorkspaceTools:
         within the timeout. Only the output's tail stays in memory; the log file has it all.
 
         `offer`: the next call takes this run (`reused`, its lines streamed again) instead
-        of running the same command again, if no file under the root changed in between.
-        The preflight offers its run, so a session's first red run is not made twice."""
+        of running the same command again, if no file under the root changed in between; a
+        call that took a run and offers passes it on. The preflight offers its run, so a
+        session's first red run is not made twice."""
         offered, self._offered = self._offered, None
         if offered is not None and offered[0] == await asyncio.to_thread(self._tree_state):
             taken = offered[1]
@@ -246,6 +247,8 @@ class WorkspaceTools:
                     on_output(f"… {taken.dropped_lines} earlier lines not kept{where}")
                 for line in taken.output.splitlines():
                     on_output(line)
+            if offer:
+                self._offered = offered  # passed on: the tree is still the one it ran on
             return replace(taken, reused=True)
         run = await self._run(on_output)
         if offer:

@@ -17,7 +17,6 @@ import asyncio
 import os
 import shlex
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +30,6 @@ from app.settings import Settings
 from app.tui import build_app
 
 if TYPE_CHECKING:
-    from agent.events import Event
     from agent.loop import AstraAgent
 
 console = make_console()
@@ -88,22 +86,21 @@ async def run_printed(
     plan: DemoPlan, settings: Settings, url: str
 ) -> tuple[list[FinishedSession], str]:
     """Each planned session in turn, its events printed, every store confirmed; the
-    sessions and the store's URL. A session's preflight (its checks and its first, red test
-    run) goes while the one before it works: the projects share nothing but the store, and
-    the checks' lines wait for the session's turn to be printed."""
+    sessions and the store's URL. A session's first, red test run is made while the one
+    before it works (the projects share nothing but the store); its preflight, in its own
+    turn, takes that run, and so does its first run_tests, as no file changed since."""
     from app.headless_session import EventPrinter, HeadlessSupervisor
     from app.session_builder import build_agent, finish, finish_choice, preflight
     from memory.store import open_store
 
     store = open_store(url)
     printer = EventPrinter(as_json=False)
-    held = [HeldEvents(printer) for _ in plan.sessions]
     agents: list[AstraAgent] = []
-    checking: asyncio.Task[None] | None = None
+    ahead: asyncio.Task[object] | None = None  # the next session's red run
     begun = 0  # sessions whose turn came (a failed preflight discards its own workspace)
     finished: list[FinishedSession] = []
     try:
-        for session, emit in zip(plan.sessions, held, strict=True):
+        for session in plan.sessions:
             agents.append(
                 build_agent(
                     settings,
@@ -111,56 +108,33 @@ async def run_printed(
                     workspace=session.workspace,
                     store=store,
                     supervisor=HeadlessSupervisor(approve_live_cost=False, store="yes"),
-                    emit=emit,
+                    emit=printer,
                     session_id=session.session_id,
                 )
             )
-        checking = asyncio.create_task(preflight(settings, plan.sessions[0].options, agents[0]))
         for index, (session, agent) in enumerate(zip(plan.sessions, agents, strict=True)):
             console.rule(f"session {session.workspace.name}")
             begun += 1
-            held[index].release()
-            await checking
-            checking = None
+            if ahead is not None:  # a run that failed is made again by the preflight
+                await asyncio.gather(ahead, return_exceptions=True)
+            await preflight(settings, session.options, agent)
             if index + 1 < len(agents):
-                checking = asyncio.create_task(
-                    preflight(settings, plan.sessions[index + 1].options, agents[index + 1])
-                )
+                ahead = asyncio.create_task(agents[index + 1].tools.run_tests(offer=True))
             report = await agent.run(session.options.prompt)
             await agent.transport.aclose()
             ended = await finish(agent, finish_choice(report, "branch"))
             console.print(ended or "")
             finished.append(FinishedSession(session, report, agent.tools))
     finally:
-        if checking is not None:
-            checking.cancel()
-            await asyncio.gather(checking, return_exceptions=True)
+        if ahead is not None:
+            ahead.cancel()
+            await asyncio.gather(ahead, return_exceptions=True)
         for index, agent in enumerate(agents[len(finished) :], start=len(finished)):
             await agent.transport.aclose()
             if index >= begun and agent.workspace is not None:
                 agent.workspace.discard()  # made ahead, for a turn that never came
         await store.close()
     return finished, store.url
-
-
-class HeldEvents:
-    """Passes events on once released, those that came before first: a session whose
-    preflight ran while an earlier session worked prints its checks in its own turn."""
-
-    def __init__(self, emit: Callable[[Event], None]) -> None:
-        self._emit = emit
-        self._held: list[Event] | None = []
-
-    def __call__(self, event: Event) -> None:
-        if self._held is None:
-            self._emit(event)
-        else:
-            self._held.append(event)
-
-    def release(self) -> None:
-        held, self._held = self._held or [], None
-        for event in held:
-            self._emit(event)
 
 
 async def verify_against_original_tests(session: FinishedSession, fresh: Path) -> int | None:

@@ -507,6 +507,18 @@ async def test_an_offered_run_answers_the_next_call_once_if_no_file_changed(work
     assert not again.reused
 
 
+async def test_a_call_that_takes_an_offered_run_and_offers_passes_it_on(workspace):
+    """The demo's run made ahead, taken by the preflight, then by the session's first call."""
+    write(workspace, "app.py", "x = 1\n")
+    tools = WorkspaceTools(workspace, base_env=BASE_ENV, test_command=counting_command(workspace))
+    await tools.run_tests(offer=True)
+
+    by_preflight = await tools.run_tests(offer=True)
+    by_session = await tools.run_tests()
+
+    assert by_preflight.reused and by_session.reused and runs_made(workspace) == 1
+
+
 async def test_a_taken_run_whose_output_was_cut_says_so_before_its_kept_lines(workspace):
     script = "import sys\nfor n in range(30000): print(f'line {n:05d} ' + 'x' * 40)\nsys.exit(1)"
     command = TestCommand((sys.executable, "-c", script), "long", "flag")

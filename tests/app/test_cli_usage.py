@@ -9,7 +9,7 @@ import pytest
 
 from agent.events import SessionReport
 from app.cli import main
-from app.commands.demo import HeldEvents, print_demo_summary
+from app.commands.demo import print_demo_summary
 from app.headless_session import ask_terminal
 from app.options import SessionOptions
 from app.session_queue import FinishedSession, SessionPlan
@@ -172,14 +172,3 @@ def test_the_demo_summary_says_where_it_stored_and_how_to_search_there(capsys, t
         "astra-memory memory search --memory sqlite:///m --scope demo-20260101-000000-abc123 QUERY"
         in out
     )
-
-
-def test_held_events_pass_on_in_order_once_released():
-    seen: list[object] = []
-    held = HeldEvents(seen.append)
-    held("checks")
-    held("first run")
-    assert seen == []
-    held.release()
-    held("turn 1")
-    assert seen == ["checks", "first run", "turn 1"]
