@@ -21,7 +21,6 @@ from agent.transport import HttpResponsesTransport, RecordingTransport
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from memory.service import MemoryService
-from tests.agent.responses_server import ResponsesServer
 from tests.fakes import HashEmbedder
 
 BUGGY = "def parse(value):\n    return value.split(',')\n"
@@ -102,12 +101,6 @@ def workspace(tmp_path: Path) -> Path:
     (root / "app.py").write_text(BUGGY)
     (root / "test_app.py").write_text(TESTS)
     return root
-
-
-@pytest.fixture
-def server():
-    with ResponsesServer() as server:
-        yield server
 
 
 @pytest.fixture

@@ -51,12 +51,6 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server():
-    with ResponsesServer() as server:
-        yield server
-
-
-@pytest.fixture
 def ledger(tmp_path: Path) -> Ledger:
     return Ledger(tmp_path / "ledger.jsonl")
 

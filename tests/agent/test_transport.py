@@ -28,7 +28,6 @@ from agent.transport import (
 )
 from agent.turns import Usage
 from tests.agent.responses_server import (
-    ResponsesServer,
     error_body,
     function_call_item,
     message_item,
@@ -37,12 +36,6 @@ from tests.agent.responses_server import (
 
 API_KEY = "sk-test-0123456789abcdefSECRET"
 PAYLOAD = {"model": "gpt-6-astra", "input": "the tests fail with KeyError: 'port'"}
-
-
-@pytest.fixture
-def server() -> Iterator[ResponsesServer]:
-    with ResponsesServer() as server:
-        yield server
 
 
 @pytest.fixture

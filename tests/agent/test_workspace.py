@@ -29,6 +29,16 @@ BASE_ENV = {
     "ASTRA_TEST_ENV_PASS": "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
 }
 
+# secrets a test subprocess once received (issue 14), before its environment was an allowlist
+SECRETS_ONCE_PASSED_ON = {
+    "DB_PASS": "hunter2",
+    "REDIS_URL": "redis://:pw@cache:6379",
+    "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
+    "STRIPE_LIVE": "sk_live_abcdefghijklmnopqrstuvwx",
+    "HF_HUB": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
+    "MY_AWS": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+}
+
 
 def write(root: Path, relative: str, text: str) -> Path:
     path = root / relative
@@ -348,12 +358,7 @@ async def test_run_tests_hides_secrets_from_the_tests(workspace):
         "ASTRA_TEST_ENV_PASS": "PYTEST_DISABLE_PLUGIN_AUTOLOAD,VISIBLE_SETTING",
         "OPENAI_API_KEY": "sk-test",
         "GITHUB_TOKEN": "ghp-test",
-        "DB_PASS": "hunter2",
-        "REDIS_URL": "redis://:pw@cache:6379",
-        "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
-        "STRIPE_LIVE": "sk_live_abcdefghijklmnopqrstuvwx",
-        "HF_HUB": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
-        "MY_AWS": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        **SECRETS_ONCE_PASSED_ON,
         "UNNAMED": "nothing secret, but not asked for",
         "VISIBLE_SETTING": "kept",
     }
@@ -412,12 +417,7 @@ def test_scrub_environment_keeps_only_the_core_allowlist():
         "TERM": "xterm",
         "VIRTUAL_ENV": "/home/dev/.venv",
         # what the issue found kept, and more that no pattern would call secret
-        "DB_PASS": "hunter2",
-        "REDIS_URL": "redis://:pw@cache:6379",
-        "SENTRY_DSN": "https://abc@o1.ingest.sentry.io/1",
-        "STRIPE_LIVE": "sk_live_abcdefghijklmnopqrstuvwx",
-        "HF_HUB": "hf_abcdefghijklmnopqrstuvwxyz0123456789",
-        "MY_AWS": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        **SECRETS_ONCE_PASSED_ON,
         "OPENAI_API_KEY": "sk",
         "PLAIN_URL": "https://example.com/docs",
     }

@@ -5,35 +5,18 @@ answer to the model while the session goes on."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from tests.agent.responses_server import (
     ResponsesServer,
     function_call_item,
     message_item,
     response_body,
 )
-from tests.app.test_responses_cli import data_dir
+from tests.app.test_responses_cli import data_dir, live_run
 
 __all__ = ["data_dir"]  # a fixture: the live CLI's data dir, key set, no stray .env
-
-
-def live_run(alpha: Path, server: ResponsesServer) -> int:
-    return main(
-        [
-            "run",
-            "--workspace",
-            str(alpha),
-            "--live",
-            "--approve-live-cost",
-            "--base-url",
-            server.base_url,
-            "--json",
-        ]
-    )
 
 
 def raw(body: dict, **replace: str) -> str:
