@@ -1,11 +1,12 @@
 """Retrieval with the real all-MiniLM-L6-v2 model, through `memory import` and `memory eval`.
 
-Seven labelled corpora in tests/memory/data, each with near neighbours of the same bug
+Eight labelled corpora in tests/memory/data, each with near neighbours of the same bug
 class. Same codebase, a later session sees the bug again (the product's case):
 `recurrence_*`, looked at while designing, and `recurrence_heldout_*`, never tuned on.
 Across projects: `fixes`/`queries`, used while designing, and `heldout_*`, never tuned on.
-Reported errors from public projects: `realworld_dev_*`, tuned on, and `realworld_heldout_*`
-and `realworld_heldout2_*`, built by people who never saw the ranking, never tuned on.
+Reported errors from public projects: `realworld_dev_*` and `realworld_dev2_*`, tuned on, and
+`realworld_heldout_*` and `realworld_heldout2_*`, built by people who never saw the ranking,
+never tuned on.
 Each is also ranked the seed design's way — the fix text alone, embedded — so the figures
 show what the symptom, the failure signature and the keywords buy.
 """
@@ -34,6 +35,13 @@ CORPORA = {
     "cross-project": ("fixes", "queries", "eval", 0.65, 0.85),
     "cross-project held out": ("heldout_fixes", "heldout_queries", "heldout", 0.55, 0.75),
     "real-world": ("realworld_dev_fixes", "realworld_dev_queries", "realworld-dev", 0.8, 0.93),
+    "real-world 2": (
+        "realworld_dev2_fixes",
+        "realworld_dev2_queries",
+        "realworld-dev2",
+        0.45,
+        0.75,
+    ),
     "real-world held out": (
         "realworld_heldout_fixes",
         "realworld_heldout_queries",
