@@ -55,11 +55,13 @@ def explanation(query: str, result: MemorySearchResult, *, compact: bool = False
 
 
 def query_reading(query: str) -> str:
-    """How the search read `query` (`memory.failure_text`): its kind, the keyword ranking's
-    weight that kind gets, and the parts found, empty ones left out."""
+    """How the search read `query` (`memory.failure_text`): its kind, the weights that kind
+    gives the keyword and path rankings, and the parts found, empty ones left out."""
     reading = read_failure(query)
-    weight = ranking.keyword_weight(query)
-    parts = [f"read as: {reading.kind} · keyword weight {weight:g}"]
+    weights = ranking.weights(query)
+    parts = [f"read as: {reading.kind} · keyword weight {weights.keyword:g}"]
+    if weights.path:
+        parts[0] += f" · path weight {weights.path:g}"
     if reading.exception:
         parts.append(f"exception: {reading.exception}")
     if reading.tests:

@@ -1,7 +1,7 @@
 """Reading failure text before ranking it: what kind of text it is, and its parts.
 
 A query is one of three kinds, and the kind decides how much its words count against its
-meaning (`memory.ranking.keyword_weight`):
+meaning (`memory.ranking.weights`):
 
 - a **test report** — pytest's output (indented `E   ` and `>   ` lines, `path.py:12: in f`
   frames, `FAILED path::test` lines). It comes from the project's own suite, whose

@@ -1,12 +1,14 @@
-"""How the stores rank a search, in one place: which words count, and how rankings fuse.
+"""How the stores rank a search, in one place: which words and files count, and how rankings
+fuse.
 
 Both stores narrow the candidates the same way before ranking (scope, error type, expiry)
 and both report cosine similarity as the score. They differ only in how they order:
 
 | store      | ranks by                                                  | why                     |
 |------------|-----------------------------------------------------------|-------------------------|
-| `sqlite`   | cosine rank and BM25 rank over the query's rare words,    | FTS5 gives a keyword    |
-|            | fused by reciprocal rank (`fuse`); ties broken by cosine  | index for free          |
+| `sqlite`   | cosine rank and BM25 rank over the query's rare words     | FTS5 gives a keyword    |
+|            | (and, for a reported error, the files it names), fused by | index for free          |
+|            | reciprocal rank (`fuse`); ties broken by cosine           |                         |
 | `vectorai` | the same fusion, but the keyword side is BM25 computed    | the server has no       |
 |            | here (`keyword_ranking`) over the vector candidates only  | keyword index           |
 
@@ -15,8 +17,8 @@ What still differs on the server: a record the vector side leaves out of its
 stemmer also matches "uploading" to "upload"); BM25's rarity is counted among the
 candidates, not the whole store. `min_score` applies to cosine in both.
 
-How much words count depends on what the query is (`keyword_weight`, measured on the
-designed-on corpora, recall@1 on real-world dev / cross-project / same-codebase recurrence):
+How much words count depends on what the query is (`weights`, measured on the designed-on
+corpora, recall@1 on real-world dev / cross-project / same-codebase recurrence):
 
 | keyword weight                                    | dev           | cross         | recurrence   |
 |---------------------------------------------------|---------------|---------------|--------------|
@@ -36,6 +38,20 @@ the query's exception and assertion lines ranked again on their own or embedded 
 rarity counted in the query's scope only, a convex mix of cosine and normalised BM25 (dev
 0.84-0.88, recurrence 0.845-0.859), a weight that grows with BM25's margin (recurrence
 0.831), and a weight for short queries (recurrence swings 0.817-0.887 with the threshold).
+
+A reported error's traceback and message also name files: a third ranking (`path_ranking`)
+lifts the candidates whose file the query names by its whole path, the path fewest of them
+share first (so `requirements.txt` says little), at weight 0.5 for tracebacks and messages
+and none for test reports. Recall@1 on real-world dev / dev 2, the second corpus built to
+tune on: 0.852 / 0.562 without it, 0.864 / 0.613 with it (0.852 / 0.613 at weight 1 or 2).
+Tried and not kept: the same ranking for test reports (recurrence 0.873 -> 0.845: a test
+report names the project's own test files, shared by its records), a file matched by its
+name alone (dev 2 0.588) or by its top folder (dev 2 0.575), BM25 with rarity counted
+among the nearest 5-30 by vector (dev 2 0.575-0.600, dev 0.827-0.864), a ranking by the
+query's words that one or two records hold (dev 2 0.575-0.588), z-scored and convex mixes of
+cosine and BM25 (dev 2 0.562-0.613, dev 0.728-0.864), and a linear ranker over cosine,
+BM25, files and the exception type, fit on dev and cross-project and checked on recurrence
+(0.817).
 """
 
 from __future__ import annotations
@@ -50,8 +66,7 @@ from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
 from memory.signature import failure_signature
 
 RRF_K = 60
-TEST_REPORT_KEYWORD_WEIGHT = 1.0  # the keyword ranking's weight against the vector one's
-REPORTED_KEYWORD_WEIGHT = 3.0  # for tracebacks and messages: see the table above
+MIN_PATH_LENGTH = 3  # shorter "paths" (a package folder `ra/`) are words, not files
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
 _MAX_WORDS = 64
 _STOPWORDS = frozenset(
@@ -65,14 +80,14 @@ RARE_WORD_SHARE = 0.01
 RARE_WORD_FLOOR = 50
 POSTINGS_BUDGET = 3000
 # Relevance labels, calibrated on the top 3 of every query of the designed-on corpora
-# (real-world dev, cross-project, recurrence; 666 matches). Cosine alone separates right
-# from wrong badly (a first match with cosine >= 0.6 is right 81% of the time); the two
-# rankings agreeing does it well. Share of matches that were the expected fix, per label
-# (rechecked with the keyword weight by kind of query: unchanged within 0.02):
+# (real-world dev and dev 2, cross-project, recurrence; 906 matches, with the weights and
+# the path ranking above). Cosine alone separates right from wrong badly (a first match
+# with cosine >= 0.6 is right 81% of the time); the two rankings agreeing does it well.
+# Share of matches that were the expected fix, per label:
 #   strong   (first by the fused, the vector and the keyword ranking, cosine >= 0.40):
-#            0.91 overall (dev 0.98, cross-project 0.87, recurrence 0.89), 156 matches
-#   possible (first by the fused ranking, or in the top 3 of both rankings): 0.23, 256
-#   weak     (the rest): 0.05, 254
+#            0.90 overall (dev 0.98, dev 2 0.85, cross-project 0.87, recurrence 0.89), 190
+#   possible (first by the fused ranking, or in the top 3 of both rankings): 0.23, 376
+#   weak     (the rest): 0.06, 340
 STRONG_MIN_COSINE = 0.40
 AGREEING_DEPTH = 3
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
@@ -163,7 +178,10 @@ def hybrid(
     cosine = {record.memory_id: score for record, score in candidates}
     by_vector = list(records)
     by_keyword = keyword_ranking(query, list(records.values()))
-    best = best_fused(fuse(by_vector, by_keyword, keyword_weight(query)), cosine, min_score, top_k)
+    weighed = weights(query)
+    files = {memory_id: r.file_paths for memory_id, r in records.items()} if weighed.path else {}
+    by_path = path_ranking(query, files)
+    best = best_fused(fuse(by_vector, by_keyword, by_path, weighed), cosine, min_score, top_k)
     return ranked(
         ((records[memory_id], cosine[memory_id]) for memory_id in best),
         {memory_id: rank for rank, memory_id in enumerate(by_vector, start=1)},
@@ -171,21 +189,81 @@ def hybrid(
     )
 
 
-def keyword_weight(query: str) -> float:
-    """How many times the vector ranking the keyword ranking weighs for `query`: less for
-    the project's own test report than for a reported traceback or message (table above)."""
+class Weights(NamedTuple):
+    """Each ranking's weight against the vector ranking's (which weighs 1)."""
+
+    keyword: float
+    path: float
+
+
+TEST_REPORT_WEIGHTS = Weights(keyword=1.0, path=0.0)
+REPORTED_WEIGHTS = Weights(keyword=3.0, path=0.5)  # tracebacks and messages
+
+
+def weights(query: str) -> Weights:
+    """How much words and named files count for `query`: less for the project's own test
+    report than for a reported traceback or message (tables above)."""
     if read_failure(query).kind == "test report":
-        return TEST_REPORT_KEYWORD_WEIGHT
-    return REPORTED_KEYWORD_WEIGHT
+        return TEST_REPORT_WEIGHTS
+    return REPORTED_WEIGHTS
+
+
+def path_ranking(query: str, paths: dict[str, Sequence[str]]) -> list[str]:
+    """Ids (keys of `paths`, each id's files) whose files `query` names by their whole path,
+    the rarest such path among them first: a reported traceback's frames and paths name the
+    project's files, and a file few candidates touch says more than `requirements.txt`."""
+    lowered = query.casefold()
+    files = {memory_id: {_bare(path) for path in held} for memory_id, held in paths.items()}
+    holders: dict[str, int] = {}
+    for held in files.values():
+        for path in held:
+            holders[path] = holders.get(path, 0) + 1
+    named = {path for path in holders if _names(lowered, path)}
+    rarest = {
+        memory_id: min(holders[path] for path in held & named)
+        for memory_id, held in files.items()
+        if held & named
+    }
+    return sorted(rarest, key=rarest.__getitem__)
+
+
+def _bare(path: str) -> str:
+    return path.strip().strip("/").casefold()
+
+
+def _names(lowered_query: str, path: str) -> bool:
+    """Whether the query holds `path` whole: not inside a longer name or path."""
+    if len(path) < MIN_PATH_LENGTH:
+        return False
+    start = lowered_query.find(path)
+    while start >= 0:
+        end = start + len(path)
+        before = lowered_query[start - 1] if start else " "
+        after = lowered_query[end] if end < len(lowered_query) else " "
+        if not _in_name(before, ".-") and not _in_name(after, "-"):
+            return True
+        start = lowered_query.find(path, start + 1)
+    return False
+
+
+def _in_name(character: str, also: str) -> bool:
+    return character.isalnum() or character == "_" or character in also
 
 
 def fuse(
-    by_vector: Sequence[str], by_keyword: Sequence[str], keyword_weight: float
+    by_vector: Sequence[str],
+    by_keyword: Sequence[str],
+    by_path: Sequence[str],
+    weights: Weights,
 ) -> dict[str, float]:
-    """Weighted reciprocal-rank fusion: each id's sum of weight/(RRF_K + rank), the keyword
-    ranking weighing `keyword_weight` times the vector one."""
+    """Weighted reciprocal-rank fusion: each id's sum of weight/(RRF_K + rank) over the
+    vector ranking (weight 1), the keyword ranking and the path ranking."""
     fused: dict[str, float] = {}
-    for weight, ranking in ((1.0, by_vector), (keyword_weight, by_keyword)):
+    for weight, ranking in (
+        (1.0, by_vector),
+        (weights.keyword, by_keyword),
+        (weights.path, by_path),
+    ):
         for rank, memory_id in enumerate(ranking, start=1):
             fused[memory_id] = fused.get(memory_id, 0.0) + weight / (RRF_K + rank)
     return fused

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -305,7 +306,12 @@ class SQLiteMemoryStore:
                 return []
             by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
-            fused = ranking.fuse(vector_ids, by_keyword, ranking.keyword_weight(query_text))
+            weights = ranking.weights(query_text)
+            by_path = []
+            if weights.path:
+                files = self._file_paths([*dict.fromkeys([*vector_ids, *by_keyword])])
+                by_path = ranking.path_ranking(query_text, files)
+            fused = ranking.fuse(vector_ids, by_keyword, by_path, weights)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
@@ -372,6 +378,22 @@ class SQLiteMemoryStore:
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
             (f'"{word}"', cap),
         ).fetchone()[0]
+
+    def _file_paths(self, memory_ids: list[str]) -> dict[str, list[str]]:
+        """Each id's files, in the order given; a row whose JSON is unreadable has none."""
+        rows = dict(
+            self._conn.execute(
+                f"SELECT memory_id, CASE WHEN json_valid(record_json) "
+                f"THEN record_json -> '$.file_paths' END FROM memories "
+                f"WHERE memory_id IN ({','.join('?' * len(memory_ids))})",
+                memory_ids,
+            )
+        )
+        files = {i: json.loads(rows.get(i) or "[]") for i in memory_ids}
+        return {
+            i: [path for path in paths if isinstance(path, str)] if isinstance(paths, list) else []
+            for i, paths in files.items()
+        }
 
     def _records(self, memory_ids: list[str]) -> dict[str, MemoryRecord]:
         if not memory_ids:

@@ -304,7 +304,8 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     assert "why: cosine 0." in out and "vector rank #1" in out
     assert "shared paths: uploader/client.py" in out
     assert "shared terms: connectionreseterror" in out
-    assert "read as: message · keyword weight 3 · exception: ConnectionResetError" in out
+    reading = "read as: message · keyword weight 3 · path weight 0.5 · exception: ConnectionReset"
+    assert reading in out
     code, out, _ = run(capsys, "memory", "search", query, "--scope", "demo-1", "--json")
     [match] = json.loads(out)
     assert code == 0 and match["rank"] == 1 and match["vector_rank"] == 1

@@ -26,25 +26,30 @@ def test_rare_words_are_the_rarest_within_the_postings_budget(records, counts, e
 
 
 def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
-    fused = ranking.fuse(["a", "b", "c"], ["b", "d"], keyword_weight=1.0)
+    fused = ranking.fuse(["a", "b", "c"], ["b", "d"], [], ranking.TEST_REPORT_WEIGHTS)
     assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
     cosine = {"a": 0.9, "b": 0.5, "c": 0.4, "d": 0.3}
     assert ranking.best_fused(fused, cosine, min_score=-1.0, top_k=3) == ["b", "a", "d"]
 
 
 @pytest.mark.parametrize(
-    ("query", "weight"),
+    ("query", "weights"),
     [
-        ("E       assert 'a' == 'b'\ntests/test_x.py:3: AssertionError", 1.0),
-        ("ImportError: cannot import name 'ungettext_lazy' from 'django.utils.translation'", 3.0),
+        ("E       assert 'a' == 'b'\ntests/test_x.py:3: AssertionError", (1.0, 0.0)),
+        (
+            "ImportError: cannot import name 'ungettext_lazy' from 'django.utils.translation'",
+            (3.0, 0.5),
+        ),
         (
             'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nKeyError: 1',
-            3.0,
+            (3.0, 0.5),
         ),
     ],
 )
-def test_words_count_more_in_a_reported_error_than_in_the_projects_test_report(query, weight):
-    assert ranking.keyword_weight(query) == weight
+def test_words_and_files_count_more_in_a_reported_error_than_in_the_projects_test_report(
+    query, weights
+):
+    assert ranking.weights(query) == weights
 
 
 def test_a_reported_errors_keyword_first_beats_the_vector_first():
@@ -52,10 +57,37 @@ def test_a_reported_errors_keyword_first_beats_the_vector_first():
     at equal weights the vector's first wins."""
     by_vector = ["v", *(f"vector-{n}" for n in range(18)), "k"]
     by_keyword = ["k", *(f"word-{n}" for n in range(8)), "v"]
-    reported = ranking.fuse(by_vector, by_keyword, ranking.REPORTED_KEYWORD_WEIGHT)
-    equal = ranking.fuse(by_vector, by_keyword, 1.0)
+    reported = ranking.fuse(by_vector, by_keyword, [], ranking.REPORTED_WEIGHTS)
+    equal = ranking.fuse(by_vector, by_keyword, [], ranking.TEST_REPORT_WEIGHTS)
     assert max(reported, key=reported.__getitem__) == "k"
     assert max(equal, key=equal.__getitem__) == "v"
+
+
+def test_the_path_ranking_takes_files_named_whole_rarest_first():
+    query = (
+        'File "/srv/venv/lib/python3.11/site-packages/aiohttp/client.py", line 49\n'
+        "TypeError: bad timeout (see requirements.txt, CHAID/column.py)"
+    )
+    files = {
+        "pinned": ["requirements.txt"],
+        "also-pinned": ["requirements.txt", "setup.py"],
+        "client": ["aiohttp/client.py"],
+        "folder": ["CHAID/"],
+        "longer": ["aiohttp/client.pyi", "other/aiohttp/client.py.bak"],
+        "short": ["ra/"],
+        "none": [],
+    }
+    assert ranking.path_ranking(query, files) == ["client", "folder", "pinned", "also-pinned"]
+
+
+def test_a_named_file_lifts_its_record_in_a_reported_error_only():
+    """Second by vector and by words, but the only record whose file the traceback names:
+    first for a reported error; a test report leaves the order to vectors and words."""
+    by_vector, by_keyword, by_path = ["a", "b", "c"], ["a", "b"], ["b"]
+    reported = ranking.fuse(by_vector, by_keyword, by_path, ranking.REPORTED_WEIGHTS)
+    assert max(reported, key=reported.__getitem__) == "b"
+    own = ranking.fuse(by_vector, by_keyword, by_path, ranking.TEST_REPORT_WEIGHTS)
+    assert max(own, key=own.__getitem__) == "a"
 
 
 @pytest.mark.parametrize(
@@ -63,7 +95,8 @@ def test_a_reported_errors_keyword_first_beats_the_vector_first():
     [(-1.0, 10, ["b", "a"]), (-1.0, 1, ["b"]), (0.32, 10, ["b"]), (0.4, 10, [])],
 )
 def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, expected):
-    fused = ranking.fuse(["a", "b"], ["b", "a"], 1.0)  # a and b tie on the fused score
+    # a and b tie on the fused score
+    fused = ranking.fuse(["a", "b"], ["b", "a"], [], ranking.TEST_REPORT_WEIGHTS)
     cosine = {"a": 0.3, "b": 0.35}
     assert ranking.best_fused(fused, cosine, min_score, top_k) == expected
 

@@ -1,12 +1,12 @@
 """Retrieval with the real all-MiniLM-L6-v2 model, through `memory import` and `memory eval`.
 
-Eight labelled corpora in tests/memory/data, each with near neighbours of the same bug
+Nine labelled corpora in tests/memory/data, each with near neighbours of the same bug
 class. Same codebase, a later session sees the bug again (the product's case):
 `recurrence_*`, looked at while designing, and `recurrence_heldout_*`, never tuned on.
 Across projects: `fixes`/`queries`, used while designing, and `heldout_*`, never tuned on.
 Reported errors from public projects: `realworld_dev_*` and `realworld_dev2_*`, tuned on, and
-`realworld_heldout_*` and `realworld_heldout2_*`, built by people who never saw the ranking,
-never tuned on.
+`realworld_heldout_*`, `realworld_heldout2_*` and `realworld_heldout3_*`, built by people who
+never saw the ranking, never tuned on.
 Each is also ranked the seed design's way — the fix text alone, embedded — so the figures
 show what the symptom, the failure signature and the keywords buy.
 """
@@ -39,7 +39,7 @@ CORPORA = {
         "realworld_dev2_fixes",
         "realworld_dev2_queries",
         "realworld-dev2",
-        0.45,
+        0.58,
         0.75,
     ),
     "real-world held out": (
@@ -53,7 +53,14 @@ CORPORA = {
         "realworld_heldout2_fixes",
         "realworld_heldout2_queries",
         "realworld-heldout2",
-        0.55,
+        0.6,
+        0.8,
+    ),
+    "real-world held out 3": (
+        "realworld_heldout3_fixes",
+        "realworld_heldout3_queries",
+        "realworld-heldout3",
+        0.58,
         0.78,
     ),
 }
