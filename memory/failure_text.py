@@ -12,6 +12,10 @@ meaning (`memory.ranking.weights`):
 
 The parts (failing tests, the final exception, the assertion lines, the project's frames and
 the library ones) are what `memory search --explain` shows the query was read as.
+
+Before any of that, `focus` drops what a whole pytest run says around its failures (the
+session header, the progress dots, the banners): a model that pastes the whole run would
+otherwise fill the embedder's 256-token window with it, and a record's symptom the same.
 """
 
 from __future__ import annotations
@@ -36,6 +40,17 @@ _EXCEPTION = re.compile(
 _FAILED_TEST = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)")
 _ASSERTION = re.compile(r"^(?:>|E)\s{2,}(.*\S)")
 _MAX_LINES = 400
+# what pytest prints around the failures: banners (`=== FAILURES ===`, `=== 1 failed, 88
+# passed in 1.07s ===`), the session header, progress lines (`tests/test_a.py ..F. [ 40%]`),
+# verbose lines of tests that did not fail, and the warnings summary's link
+_SESSION_NOISE = re.compile(
+    r"^(?:={3,}.*={3,}|={5,}"
+    r"|platform \w+ -- Python .*|(?:rootdir|configfile|cachedir|testpaths|plugins): .*"
+    r"|collect(?:ed|ing) .*\d+ items?.*|collecting \.\.\..*"
+    r"|\S+\.py [.sxXEF]+\s*(?:\[\s*\d+%\])?"
+    r"|\S+::\S+ (?:PASSED|SKIPPED|XFAIL|XPASS)\b.*"
+    r"|-- Docs: https://docs\.pytest\.org/\S*)\s*$"
+)
 
 
 class FailureReading(NamedTuple):
@@ -45,6 +60,13 @@ class FailureReading(NamedTuple):
     assertion: tuple[str, ...]  # the failing `>` line and the `E` lines
     project_frames: tuple[str, ...]  # "path function" of each frame outside libraries
     library_frames: tuple[str, ...]  # "path function" of installed and standard-library frames
+
+
+def focus(text: str) -> str:
+    """`text` without pytest's session noise around the failures; other text unchanged."""
+    lines = text.splitlines()
+    kept = [line for line in lines if not _SESSION_NOISE.match(line.strip())]
+    return text if len(kept) == len(lines) else "\n".join(kept).strip("\n")
 
 
 def read_failure(text: str) -> FailureReading:

@@ -133,7 +133,7 @@ def keyword_text(record: MemoryRecord) -> str:
     return " ".join(
         (
             record.fix_description,
-            record.symptom,
+            record.failure,
             record.error_type,
             " ".join(record.file_paths),
             " ".join(record.signature),

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory.failure_text import focus
 from memory.signature import failure_signature
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -113,10 +114,15 @@ class MemoryRecord(BaseModel):
         """The shapes of the mismatch in the symptom (see memory.signature)."""
         return failure_signature(self.symptom)
 
+    @property
+    def failure(self) -> str:
+        """The symptom as it is embedded and indexed: without a pytest run's session noise."""
+        return focus(self.symptom)
+
     def embedding_text(self) -> str:
         """The text whose embedding represents this record: the failure's shape, the failure,
         then the fix — the order in which a later failure will resemble it."""
-        parts = [*self.signature, self.symptom, self.error_type, self.fix_description]
+        parts = [*self.signature, self.failure, self.error_type, self.fix_description]
         return "\n".join(part for part in parts if part)
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from memory.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
+from memory.failure_text import focus
 from memory.ranking import at_least, demote_stale
 from memory.records import (
     LABELS,
@@ -185,7 +186,7 @@ class MemoryService:
         """Search without auditing: the ranking the tool uses, for people and evaluations;
         in `scope` (default: the service's), or in every scope. Possibly stale records go
         below the rest (`ranking.demote_stale`)."""
-        text = with_signature(query)
+        text = with_signature(focus(query))
         results = await self.store.search(
             await self.embedder.embed(text),
             text,

@@ -135,7 +135,7 @@ class SQLiteMemoryStore:
             record.expires_at.timestamp() if record.expires_at else None,
             record.timestamp.isoformat(),
             record.fix_description,
-            record.symptom,
+            record.failure,
             record.error_type,
             " ".join(record.file_paths),
             " ".join(record.signature),

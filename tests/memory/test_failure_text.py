@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.failure_text import read_failure
+from memory.failure_text import focus, read_failure
+from tests.memory.pytest_runs import banner, whole_run
 
 PYTEST_REPORT = """\
 relcli/cli.py:39: in cli
@@ -85,3 +86,25 @@ def test_a_message_keeps_its_dotted_exception():
     reading = read_failure("sqlalchemy.exc.ObjectNotExecutableError: Not an executable object")
     assert reading.kind == "message"
     assert reading.exception == "sqlalchemy.exc.ObjectNotExecutableError: Not an executable object"
+
+
+@pytest.mark.parametrize(
+    ("failure", "test"),
+    [
+        (PYTEST_REPORT, "test_sign_with_key_from_env"),
+        (ASSERTION_REPORT, "test_case"),
+        (TRACEBACK, "test_case"),
+    ],
+)
+def test_focus_keeps_a_whole_runs_failures_and_drops_its_session_noise(failure, test):
+    assert focus(whole_run(failure, seed=3)) == f"{banner(test, '_')}\n{failure}"
+    assert focus(failure) == failure  # the failure alone has nothing to drop
+
+
+def test_focus_drops_verbose_lines_of_passing_tests_but_keeps_failing_ones():
+    verbose = (
+        "tests/test_a.py::test_one PASSED                                         [ 50%]\n"
+        "tests/test_a.py::test_two FAILED                                         [100%]\n"
+        "E   KeyError: 'x'"
+    )
+    assert focus(verbose) == verbose.split("\n", 1)[1]
