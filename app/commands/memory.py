@@ -390,6 +390,7 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     from memory.evaluation import (
+        AmbiguousExpectError,
         evaluate,
         fix_text_baseline,
         keyword_baseline,
@@ -398,7 +399,10 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     )
 
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
-    queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
+    try:
+        queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
+    except AmbiguousExpectError as exc:
+        raise CommandError(str(exc), 2) from exc
     report = await evaluate(service, queries)
     baseline = await fix_text_baseline(service, queries) if args.baseline else None
     bm25 = await keyword_baseline(service, queries) if args.bm25 else None

@@ -208,18 +208,15 @@ def test_delete_removes_the_record(capsys, tmp_path, data_dir):
 
 
 def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
-    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
-    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    rows = [MINIMAL, {**MINIMAL, "fix_description": "Pin the TLS version of the upload client."}]
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", *rows)))
+    listed = json.loads(run(capsys, "memory", "list", "--json")[1])
     queries = write_jsonl(
         tmp_path / "q.jsonl",
-        {
-            "query": "ConnectionResetError: [Errno 104] Connection reset by peer",
-            "expect": listed["memory_id"],
-        },
-        {
-            "query": "ConnectionResetError while uploading",
-            "expect": "00000000-0000-0000-0000-000000000000",
-        },
+        *(
+            {"query": "ConnectionResetError: [Errno 104] Connection reset by peer", "expect": i}
+            for i in (listed[0]["memory_id"], listed[1]["memory_id"][:8])
+        ),
     )
     code, out, _ = run(capsys, "memory", "eval", str(queries), "--json")
     report = json.loads(out)
@@ -228,11 +225,40 @@ def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
     assert (report["recall_at_1"], report["queries"], len(report["misses"])) == (0.5, 2, 1)
 
 
-def test_eval_with_a_bad_line_is_one_line(capsys, tmp_path, data_dir):
+def test_eval_with_a_bad_line_names_the_field(capsys, tmp_path, data_dir):
     code, _, err = run(
         capsys, "memory", "eval", str(write_jsonl(tmp_path / "q.jsonl", {"query": "x"}))
     )
-    assert code == 1 and "line 1" in one_error_line(err)
+    assert code == 1 and "line 1: expect: Field required" in one_error_line(err)
+
+
+def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
+    """An unknown id is exit 1 and an ambiguous prefix exit 2, as for every id; a record in
+    another scope than the one searched is exit 1, naming its scope."""
+    prefix = two_records_sharing_a_prefix(capsys, tmp_path)
+    run(
+        capsys,
+        "memory",
+        "import",
+        str(write_jsonl(tmp_path / "o.jsonl", MINIMAL)),
+        "--scope",
+        "other",
+    )
+    [elsewhere] = json.loads(run(capsys, "memory", "list", "--scope", "other", "--json")[1])
+    query = "ConnectionResetError: [Errno 104] Connection reset by peer"
+    for expect, code, words in (
+        ("ffff", 1, "query 2: expect 'ffff' is no memory record"),
+        (prefix, 2, f"query 2: expect {prefix!r} matches"),
+        ("", 2, "query 2: expect '' matches"),
+        (elsewhere["memory_id"][:8], 1, "is in scope 'other'"),
+    ):
+        rows = [{"query": query, "expect": elsewhere["memory_id"], "scope": "other"}]
+        rows.append({"query": query, "expect": expect})
+        argv = ("memory", "eval", str(write_jsonl(tmp_path / "q.jsonl", *rows)))
+        got, out, err = run(capsys, *argv)
+        assert (got, out) == (code, ""), err
+        assert words in one_error_line(err)
+    assert "pass --scope other" in err
 
 
 def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
