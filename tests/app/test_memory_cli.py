@@ -409,3 +409,24 @@ def test_an_ambiguous_id_prefix_is_one_line_and_exit_2(capsys, tmp_path, data_di
     assert code == 2 and out == ""
     assert "matches" in one_error_line(err)
     assert record_count(data_dir) == before
+
+
+def test_piped_output_is_neither_wrapped_nor_cut_nor_padded(capsys, tmp_path, data_dir):
+    """The README: output piped to another program or a file is not wrapped. The diff, the
+    fix (its leading-space quote included) and the list's and search's fix lines stay whole,
+    whatever COLUMNS says, and no line ends in the spaces a table pads with."""
+    fix = "Strip each origin, so ' https://b.example' matches." + " Then say why at length." * 8
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-" + "x" * 150 + "\n+" + "y" * 150 + "\n"
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    row = {**json.loads(run(capsys, "memory", "export")[1]), "fix_description": fix, "diff": diff}
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "full.jsonl", row)))
+    short = row["memory_id"][:8]
+    query = "ConnectionResetError: [Errno 104] Connection reset by peer"
+    for argv in (("show", short), ("list",), ("search", query), ("stats",)):
+        code, out, _ = run(capsys, "memory", *argv)
+        assert code == 0 and "…" not in out, argv
+        assert all(line == line.rstrip() for line in out.splitlines()), argv
+        if argv[0] != "stats":
+            assert any(line.endswith(fix) for line in out.splitlines()), argv
+    out = run(capsys, "memory", "show", short)[1]
+    assert f"-{'x' * 150}" in out.splitlines() and f"+{'y' * 150}" in out.splitlines()
