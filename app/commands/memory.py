@@ -123,8 +123,10 @@ def _clip(text: str, width: int) -> str:
 async def memory_show(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     record = await resolve_id(store, args.memory_id)
     audit = (await store.delivery_stats([record.memory_id]))[record.memory_id]
+    stale = possibly_stale(record, audit, settings.astra_stale_after)
     if args.json:
-        print(json.dumps({**record.model_dump(mode="json"), "audit": audit.model_dump()}))
+        row = {**record.model_dump(mode="json"), "audit": audit.model_dump()}
+        print(json.dumps({**row, "possibly_stale": stale}))
         return 0
     rows = [
         ("memory id", record.memory_id),
@@ -152,7 +154,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
                 f"by session {last.session_id}",
             )
         )
-    if possibly_stale(record, audit, settings.astra_stale_after):
+    if stale:
         rows.append(
             (
                 "POSSIBLY STALE",
@@ -214,7 +216,14 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         all_scopes=args.all_scopes,
     )
     if args.json:
-        print(json.dumps([_search_row(r) for r in results]))
+        rows = [_search_row(r) for r in results]
+        if args.explain:  # how the query was read, and why each match ranked, as printed
+            reading = query_reading(args.query)
+            rows = [
+                {**row, "why": explanation(args.query, r), "reading": reading}
+                for row, r in zip(rows, results, strict=True)
+            ]
+        print(json.dumps(rows))
         return 0
     if args.explain:
         console.print(f"[dim]{escape(query_reading(args.query))}[/]")

@@ -336,6 +336,12 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     assert code == 0 and match["rank"] == 1 and match["vector_rank"] == 1
     assert match["label"] in ("strong", "possible") and match["possibly_stale"] is False
     assert match["fix_description"].startswith("Retry the upload")
+    assert "why" not in match and "reading" not in match
+    argv = ("memory", "search", query, "--scope", "demo-1", "--json", "--explain")
+    [explained] = json.loads(run(capsys, *argv)[1])
+    assert explained == {**match, "why": explained["why"], "reading": explained["reading"]}
+    assert explained["why"].startswith("why: cosine 0.") and "vector rank #1" in explained["why"]
+    assert explained["reading"].startswith("read as: message · keyword weight 3")
     with pytest.raises(SystemExit) as stopped:
         main(["memory", "search", query, "--scope", "a", "--all-scopes"])
     assert stopped.value.code == 2
@@ -368,11 +374,14 @@ def test_unstale_clears_the_possibly_stale_mark(capsys, tmp_path, data_dir, monk
     memory_id = listed["memory_id"]
     deliver_to_red_sessions(data_dir, memory_id, 2)
     assert "POSSIBLY STALE" in run(capsys, "memory", "show", memory_id[:8])[1]
+    assert json.loads(run(capsys, "memory", "show", memory_id, "--json")[1])["possibly_stale"]
     assert "POSSIBLY STALE" in run(capsys, "memory", "list")[1]
 
     code, out, _ = run(capsys, "memory", "unstale", memory_id[:8])
     assert code == 0 and "not stale" in out
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id[:8])[1]
+    shown_json = json.loads(run(capsys, "memory", "show", memory_id, "--json")[1])
+    assert shown_json["possibly_stale"] is False and shown_json["audit"]
     deliver_to_red_sessions(data_dir, memory_id, 1)  # one more red: 1 of 2, still clear
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id)[1]
 
@@ -430,3 +439,21 @@ def test_piped_output_is_neither_wrapped_nor_cut_nor_padded(capsys, tmp_path, da
             assert any(line.endswith(fix) for line in out.splitlines()), argv
     out = run(capsys, "memory", "show", short)[1]
     assert f"-{'x' * 150}" in out.splitlines() and f"+{'y' * 150}" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "search", "x"),
+        ("memory", "list"),
+        ("memory", "export"),
+        ("memory", "import", "-"),
+        ("memory", "eval", "q.jsonl"),
+        ("run", "--workspace", "."),
+    ],
+)
+def test_an_empty_scope_is_a_usage_error(capsys, data_dir, argv):
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--scope", " "])
+    assert stopped.value.code == 2
+    assert "--scope: the scope is empty" in one_error_line(capsys.readouterr().err)
