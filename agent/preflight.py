@@ -156,13 +156,13 @@ async def check_test_command(
     return Check("test command", True, f"{named}: ran, exit code {run.exit_code}, {run.summary}")
 
 
-def check_sandbox(sandbox: Sandbox | None, *, no_sandbox: bool) -> Check:
-    """Whether the test command runs confined; without a sandbox, only --no-sandbox lets it
-    run."""
+def check_sandbox(sandbox: Sandbox | None, *, no_sandbox: bool, why: str = "--no-sandbox") -> Check:
+    """Whether the test command runs confined; without a sandbox, only --no-sandbox (or a
+    demo project: `why`) lets it run."""
     if sandbox is not None:
         return Check("sandbox", True, CONFINEMENT)
     if no_sandbox:
-        return Check("sandbox", True, "off: the test command runs unconfined (--no-sandbox)")
+        return Check("sandbox", True, f"off: the test command runs unconfined ({why})")
     return Check("sandbox", False, f"{find_sandbox()[1]}; {INSTALL_HINT}")
 
 
@@ -199,6 +199,7 @@ async def run_preflight(
     price_override: Price | None = None,
     sandbox: Sandbox | None = None,
     no_sandbox: bool = False,
+    unconfined_why: str = "--no-sandbox",
     tools: WorkspaceTools | None = None,
 ) -> list[Check]:
     """Every check, in the order they are printed: store, model, live, and with a workspace
@@ -210,7 +211,7 @@ async def run_preflight(
         if sandbox is None and not no_sandbox:
             sandbox = (await asyncio.to_thread(find_sandbox))[0]
         checks = [
-            check_sandbox(sandbox, no_sandbox=no_sandbox),
+            check_sandbox(sandbox, no_sandbox=no_sandbox, why=unconfined_why),
             await asyncio.to_thread(check_git_tree, workspace, allow_dirty=allow_dirty),
         ]
         if sandbox is not None or no_sandbox:

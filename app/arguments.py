@@ -67,6 +67,13 @@ def query_text(text: str) -> str:
     return text
 
 
+def scope_name(text: str) -> str:
+    """A scope: not blank (a usage error, exit 2, as every other flag's)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the scope is empty")
+    return text
+
+
 def session_options_parser() -> argparse.ArgumentParser:
     """DESIGN's `session options`, as a parent parser for the commands that run sessions."""
     session_options = OneLineParser(add_help=False)
@@ -87,7 +94,9 @@ def session_options_parser() -> argparse.ArgumentParser:
         help="send the key to a base URL that is not https (loopback needs no flag)",
     )
     group.add_argument("--memory", metavar="URL", help="memory store URL")
-    group.add_argument("--scope", help="memory scope (default: the config file's, else default)")
+    group.add_argument(
+        "--scope", type=scope_name, help="memory scope (default: the config file's, else default)"
+    )
     group.add_argument(
         "--store",
         choices=("ask", "yes", "no"),

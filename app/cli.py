@@ -19,6 +19,7 @@ from app.arguments import (
     OneLineParser,
     positive_int,
     query_text,
+    scope_name,
     score,
     session_options_parser,
 )
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = actions.add_parser(
         "list", parents=[store_options, json_option], help="records, newest first"
     )
-    listing.add_argument("--scope", help="only this scope")
+    listing.add_argument("--scope", type=scope_name, help="only this scope")
     listing.add_argument(
         "--limit", type=positive_int, default=50, help="at most N records (0: all; default 50)"
     )
@@ -103,12 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
         "query", metavar="QUERY", type=query_text, help="failure text to search for"
     )
     where = search.add_mutually_exclusive_group()
-    where.add_argument("--scope", default="default", help="scope to search (default: default)")
+    where.add_argument(
+        "--scope", type=scope_name, default="default", help="scope to search (default: default)"
+    )
     where.add_argument("--all-scopes", action="store_true", help="search every scope")
     search.add_argument(
         "--explain",
         action="store_true",
-        help="show why each match ranked: shared terms, paths and signature, cosine, ranks",
+        help="show why each match ranked: shared terms, paths and signature, cosine, ranks "
+        "(with --json: each match's 'why' and the query's 'reading')",
     )
     search.add_argument("--error-type", help="only records of this error type")
     search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
@@ -139,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = actions.add_parser("export", parents=[store_options], help="records as JSONL")
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
-    export.add_argument("--scope", help="only this scope")
+    export.add_argument("--scope", type=scope_name, help="only this scope")
 
     imports = actions.add_parser(
         "import",
@@ -152,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     imports.add_argument("file", metavar="FILE", help="JSONL file to import ('-' for stdin)")
     imports.add_argument(
-        "--scope", default="default", help="scope for records that name none (default: default)"
+        "--scope",
+        type=scope_name,
+        default="default",
+        help="scope for records that name none (default: default)",
     )
 
     evaluation = actions.add_parser(
@@ -164,7 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluation.add_argument("queries", metavar="QUERIES.jsonl")
     evaluation.add_argument(
-        "--scope", default="default", help="scope for queries that name none (default: default)"
+        "--scope",
+        type=scope_name,
+        default="default",
+        help="scope for queries that name none (default: default)",
     )
     evaluation.add_argument(
         "--baseline",

@@ -47,6 +47,7 @@ class SessionOptions:
     on_success: str | None = None  # apply|branch|discard; None: headless keeps the branch,
     in_place: bool = False  # the dashboard asks
     no_sandbox: bool = False  # the test command runs unconfined (issue 14)
+    demo_project: bool = False  # a copy of our demo_projects: without bwrap, runs unconfined
     edits: str | None = None  # ask|auto; None: ask where an operator is present
     min_relevance: str | None = None  # None: ASTRA_MIN_RELEVANCE
 

@@ -187,7 +187,7 @@ def test_sandbox(options: SessionOptions, workspace: Path) -> Sandbox | None:
     if options.no_sandbox:
         return None
     sandbox, why = find_sandbox()
-    if sandbox is None and not is_demo_template(workspace):
+    if sandbox is None and not runs_our_code(options, workspace):
         raise CommandError(f"{why}: the test command would run unconfined; {INSTALL_HINT}", 2)
     return sandbox
 
@@ -195,6 +195,12 @@ def test_sandbox(options: SessionOptions, workspace: Path) -> Sandbox | None:
 def is_demo_template(workspace: Path) -> bool:
     """A folder of our demo_projects: always copied, never edited."""
     return workspace.resolve().is_relative_to(DEMO_PROJECTS.resolve())
+
+
+def runs_our_code(options: SessionOptions, workspace: Path) -> bool:
+    """A demo project, or the demo's copy of one: our own code, so its tests may run
+    unconfined where bwrap is missing (the demo has no --no-sandbox to ask for it)."""
+    return options.demo_project or is_demo_template(workspace)
 
 
 async def preflight(settings: Settings, options: SessionOptions, agent: AstraAgent) -> None:
@@ -214,7 +220,8 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
         allow_dirty=options.allow_dirty or is_demo_template(source),
         sandbox=agent.tools.sandbox,
         tools=agent.tools,
-        no_sandbox=options.no_sandbox or is_demo_template(source),
+        no_sandbox=options.no_sandbox or runs_our_code(options, source),
+        unconfined_why="--no-sandbox" if options.no_sandbox else "a demo project, our own code",
         live=options.live,
         model=agent.model,
         api_key=key,

@@ -61,26 +61,47 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
             queries.append(EvalQuery.model_validate_json(line))
         except ValidationError as exc:
             problem = exc.errors()[0]
-            raise MemoryValidationError(f"line {number}: {problem['msg']}") from exc
+            where = ".".join(str(part) for part in problem["loc"])
+            raise MemoryValidationError(
+                f"line {number}: {where + ': ' if where else ''}{problem['msg']}"
+            ) from exc
     if not queries:
         raise MemoryValidationError("no queries in the file")
     return queries
 
 
+class AmbiguousExpectError(MemoryValidationError):
+    """An `expect` prefix that matches several records: a usage error, as for every id."""
+
+
 async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> list[EvalQuery]:
-    """Each `expect` as a full id: the short id shown everywhere counts, if it is unique."""
-    ids = [record.memory_id for record in await service.store.list_records()]
+    """Each `expect` as a full id: the short id shown everywhere counts, if it is unique. An
+    id that names no record, or a record outside the scope the query searches, could never
+    be found: the figures would be meaningless, so either is refused, naming the query."""
+    records = await service.store.list_records()
     resolved = []
     for number, query in enumerate(queries, start=1):
-        matches = [i for i in ids if i.startswith(query.expect)]
-        if query.expect in ids or not matches:
-            resolved.append(query)
-        elif len(matches) == 1:
-            resolved.append(query.model_copy(update={"expect": matches[0]}))
-        else:
+        matches = [r for r in records if r.memory_id == query.expect] or [
+            r for r in records if r.memory_id.startswith(query.expect)
+        ]
+        if not matches:
             raise MemoryValidationError(
+                f"query {number}: expect {query.expect!r} is no memory record in "
+                f"{service.store.url}"
+            )
+        if len(matches) > 1:
+            raise AmbiguousExpectError(
                 f"query {number}: expect {query.expect!r} matches {len(matches)} records; give more"
             )
+        [record] = matches
+        scope = query.scope or service.scope
+        if record.scope != scope:
+            raise MemoryValidationError(
+                f"query {number}: expect {query.expect!r} is in scope {record.scope!r}, but the "
+                f"query searches scope {scope!r}, so it can never be found; pass --scope "
+                f'{record.scope} (or give the line a "scope")'
+            )
+        resolved.append(query.model_copy(update={"expect": record.memory_id}))
     return resolved
 
 

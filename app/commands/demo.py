@@ -58,6 +58,7 @@ def plan_demo(settings: Settings, memory: str | None, store: str) -> DemoPlan:
             scope=run_id,
             store=store,
             on_success="branch",  # the copy keeps the fix, for the check against the tests
+            demo_project=True,  # our own code: unconfined where bwrap is missing (README)
         )
         sessions.append(SessionPlan(options, root / name, f"{run_id}-{name}"))
     return DemoPlan(run_id, root, sessions)

@@ -72,9 +72,10 @@ def provenance_label(record: MemoryRecord) -> str:
 
 
 def _markers(record: MemoryRecord) -> str:
-    """Rich markup that flags imported and instruction-like records ahead of their text."""
-    marks = "[yellow]IMPORTED, not tested[/]  " if record.provenance == "imported" else ""
-    return marks + ("[red]FLAGGED as instruction-like[/]" if record.flags else "")
+    """Rich markup that flags imported and instruction-like records, each mark led by two
+    spaces (none when there is no mark: a line must not end in spaces)."""
+    marks = "  [yellow]IMPORTED, not tested[/]" if record.provenance == "imported" else ""
+    return marks + ("  [red]FLAGGED as instruction-like[/]" if record.flags else "")
 
 
 # -- memory actions --------------------------------------------------------------------
@@ -100,7 +101,7 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
         audit = stats[r.memory_id]
         console.print(
             f"[bold]{r.short_id}[/]  {escape(r.error_type)}  scope {escape(r.scope)}  "
-            f"{r.timestamp:%Y-%m-%d}  {audit.describe()}  {_markers(r)}"
+            f"{r.timestamp:%Y-%m-%d}  {audit.describe()}{_markers(r)}"
             + (
                 "  [red]POSSIBLY STALE[/]"
                 if possibly_stale(r, audit, settings.astra_stale_after)
@@ -122,8 +123,10 @@ def _clip(text: str, width: int) -> str:
 async def memory_show(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     record = await resolve_id(store, args.memory_id)
     audit = (await store.delivery_stats([record.memory_id]))[record.memory_id]
+    stale = possibly_stale(record, audit, settings.astra_stale_after)
     if args.json:
-        print(json.dumps({**record.model_dump(mode="json"), "audit": audit.model_dump()}))
+        row = {**record.model_dump(mode="json"), "audit": audit.model_dump()}
+        print(json.dumps({**row, "possibly_stale": stale}))
         return 0
     rows = [
         ("memory id", record.memory_id),
@@ -151,7 +154,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
                 f"by session {last.session_id}",
             )
         )
-    if possibly_stale(record, audit, settings.astra_stale_after):
+    if stale:
         rows.append(
             (
                 "POSSIBLY STALE",
@@ -164,12 +167,9 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
         rows.append(
             ("evidence", f"`{e.command}` exit {e.exit_code}: {counts_text(e.passed, e.failed)}")
         )
-    table = Table.grid(padding=(0, 2))
-    for name, value in rows:
-        table.add_row(f"[bold]{name}[/]", escape(value))
     if record.flags:
-        table.add_row("[bold red]FLAGGED[/]", escape("; ".join(record.flags)))
-    console.print(table)
+        rows.append(("FLAGGED", "; ".join(record.flags)))
+    _print_fields(rows)
     for title, body in (
         ("symptom", record.symptom),
         ("passing output", record.evidence.output_excerpt if record.evidence else ""),
@@ -183,6 +183,21 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
         console.print("\n[bold]diff[/]")
         console.print(Syntax(record.diff, "diff", theme="ansi_dark", word_wrap=True))
     return 0
+
+
+def _print_fields(rows: list[tuple[str, str]]) -> None:
+    """Name and value side by side: a grid on a terminal (long values wrap under their
+    column); piped, one whole line each, without the spaces a grid pads its lines with."""
+    table = Table.grid(padding=(0, 2))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        style = "bold red" if name == "FLAGGED" else "bold"
+        if console.is_terminal:
+            table.add_row(f"[{style}]{name}[/]", escape(value))
+        else:
+            console.print(f"[{style}]{name}[/]{' ' * (width - len(name))}  {escape(value)}")
+    if table.rows:
+        console.print(table)
 
 
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
@@ -201,7 +216,14 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         all_scopes=args.all_scopes,
     )
     if args.json:
-        print(json.dumps([_search_row(r) for r in results]))
+        rows = [_search_row(r) for r in results]
+        if args.explain:  # how the query was read, and why each match ranked, as printed
+            reading = query_reading(args.query)
+            rows = [
+                {**row, "why": explanation(args.query, r), "reading": reading}
+                for row, r in zip(rows, results, strict=True)
+            ]
+        print(json.dumps(rows))
         return 0
     if args.explain:
         console.print(f"[dim]{escape(query_reading(args.query))}[/]")
@@ -214,7 +236,7 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
             f"[bold]#{r.rank}  {r.label}  {r.score:.4f}[/]  {r.record.short_id}  "
             f"{escape(r.record.error_type)}"
             + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
-            + f"  {_markers(r.record)}"
+            + _markers(r.record)
             + ("  [red]POSSIBLY STALE[/]" if r.stale else "")
         )
         console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
@@ -390,6 +412,7 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     from memory.evaluation import (
+        AmbiguousExpectError,
         evaluate,
         fix_text_baseline,
         keyword_baseline,
@@ -398,7 +421,10 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     )
 
     service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
-    queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
+    try:
+        queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
+    except AmbiguousExpectError as exc:
+        raise CommandError(str(exc), 2) from exc
     report = await evaluate(service, queries)
     baseline = await fix_text_baseline(service, queries) if args.baseline else None
     bm25 = await keyword_baseline(service, queries) if args.bm25 else None

@@ -117,12 +117,16 @@ def test_memory_show_list_and_eval_print_hostile_records_as_data(capsys, tmp_pat
     monkeypatch.setenv("ASTRA_DATA_DIR", str(data))
     monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
     record = hostile_record().model_copy(update={"scope": "default"})
-    asyncio.run(put(f"sqlite:///{data / 'memory.sqlite3'}", record))
+    twin = hostile_record("0badc0de-0000-4000-8000-000000000001").model_copy(
+        update={"scope": "default"}
+    )
+    for each in (record, twin):
+        asyncio.run(put(f"sqlite:///{data / 'memory.sqlite3'}", each))
     queries = tmp_path / "q.jsonl"
-    queries.write_text(  # a hit, and a miss: misses are printed with their query
+    queries.write_text(  # twins: one is a hit, the other a miss, printed with its query
         json.dumps({"query": HOSTILE, "expect": record.memory_id})
         + "\n"
-        + json.dumps({"query": HOSTILE, "expect": "00000000-0000-0000-0000-000000000000"})
+        + json.dumps({"query": HOSTILE, "expect": twin.memory_id})
         + "\n"
     )
     for argv in (

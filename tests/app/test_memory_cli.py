@@ -208,18 +208,15 @@ def test_delete_removes_the_record(capsys, tmp_path, data_dir):
 
 
 def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
-    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
-    [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
+    rows = [MINIMAL, {**MINIMAL, "fix_description": "Pin the TLS version of the upload client."}]
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", *rows)))
+    listed = json.loads(run(capsys, "memory", "list", "--json")[1])
     queries = write_jsonl(
         tmp_path / "q.jsonl",
-        {
-            "query": "ConnectionResetError: [Errno 104] Connection reset by peer",
-            "expect": listed["memory_id"],
-        },
-        {
-            "query": "ConnectionResetError while uploading",
-            "expect": "00000000-0000-0000-0000-000000000000",
-        },
+        *(
+            {"query": "ConnectionResetError: [Errno 104] Connection reset by peer", "expect": i}
+            for i in (listed[0]["memory_id"], listed[1]["memory_id"][:8])
+        ),
     )
     code, out, _ = run(capsys, "memory", "eval", str(queries), "--json")
     report = json.loads(out)
@@ -228,11 +225,40 @@ def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
     assert (report["recall_at_1"], report["queries"], len(report["misses"])) == (0.5, 2, 1)
 
 
-def test_eval_with_a_bad_line_is_one_line(capsys, tmp_path, data_dir):
+def test_eval_with_a_bad_line_names_the_field(capsys, tmp_path, data_dir):
     code, _, err = run(
         capsys, "memory", "eval", str(write_jsonl(tmp_path / "q.jsonl", {"query": "x"}))
     )
-    assert code == 1 and "line 1" in one_error_line(err)
+    assert code == 1 and "line 1: expect: Field required" in one_error_line(err)
+
+
+def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
+    """An unknown id is exit 1 and an ambiguous prefix exit 2, as for every id; a record in
+    another scope than the one searched is exit 1, naming its scope."""
+    prefix = two_records_sharing_a_prefix(capsys, tmp_path)
+    run(
+        capsys,
+        "memory",
+        "import",
+        str(write_jsonl(tmp_path / "o.jsonl", MINIMAL)),
+        "--scope",
+        "other",
+    )
+    [elsewhere] = json.loads(run(capsys, "memory", "list", "--scope", "other", "--json")[1])
+    query = "ConnectionResetError: [Errno 104] Connection reset by peer"
+    for expect, code, words in (
+        ("ffff", 1, "query 2: expect 'ffff' is no memory record"),
+        (prefix, 2, f"query 2: expect {prefix!r} matches"),
+        ("", 2, "query 2: expect '' matches"),
+        (elsewhere["memory_id"][:8], 1, "is in scope 'other'"),
+    ):
+        rows = [{"query": query, "expect": elsewhere["memory_id"], "scope": "other"}]
+        rows.append({"query": query, "expect": expect})
+        argv = ("memory", "eval", str(write_jsonl(tmp_path / "q.jsonl", *rows)))
+        got, out, err = run(capsys, *argv)
+        assert (got, out) == (code, ""), err
+        assert words in one_error_line(err)
+    assert "pass --scope other" in err
 
 
 def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
@@ -311,6 +337,12 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     assert code == 0 and match["rank"] == 1 and match["vector_rank"] == 1
     assert match["label"] in ("strong", "possible") and match["possibly_stale"] is False
     assert match["fix_description"].startswith("Retry the upload")
+    assert "why" not in match and "reading" not in match
+    argv = ("memory", "search", query, "--scope", "demo-1", "--json", "--explain")
+    [explained] = json.loads(run(capsys, *argv)[1])
+    assert explained == {**match, "why": explained["why"], "reading": explained["reading"]}
+    assert explained["why"].startswith("why: cosine 0.") and "vector rank #1" in explained["why"]
+    assert explained["reading"].startswith("read as: message · keyword weight 3")
     with pytest.raises(SystemExit) as stopped:
         main(["memory", "search", query, "--scope", "a", "--all-scopes"])
     assert stopped.value.code == 2
@@ -343,11 +375,14 @@ def test_unstale_clears_the_possibly_stale_mark(capsys, tmp_path, data_dir, monk
     memory_id = listed["memory_id"]
     deliver_to_red_sessions(data_dir, memory_id, 2)
     assert "POSSIBLY STALE" in run(capsys, "memory", "show", memory_id[:8])[1]
+    assert json.loads(run(capsys, "memory", "show", memory_id, "--json")[1])["possibly_stale"]
     assert "POSSIBLY STALE" in run(capsys, "memory", "list")[1]
 
     code, out, _ = run(capsys, "memory", "unstale", memory_id[:8])
     assert code == 0 and "not stale" in out
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id[:8])[1]
+    shown_json = json.loads(run(capsys, "memory", "show", memory_id, "--json")[1])
+    assert shown_json["possibly_stale"] is False and shown_json["audit"]
     deliver_to_red_sessions(data_dir, memory_id, 1)  # one more red: 1 of 2, still clear
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id)[1]
 
@@ -384,3 +419,42 @@ def test_an_ambiguous_id_prefix_is_one_line_and_exit_2(capsys, tmp_path, data_di
     assert code == 2 and out == ""
     assert "matches" in one_error_line(err)
     assert record_count(data_dir) == before
+
+
+def test_piped_output_is_neither_wrapped_nor_cut_nor_padded(capsys, tmp_path, data_dir):
+    """The README: output piped to another program or a file is not wrapped. The diff, the
+    fix (its leading-space quote included) and the list's and search's fix lines stay whole,
+    whatever COLUMNS says, and no line ends in the spaces a table pads with."""
+    fix = "Strip each origin, so ' https://b.example' matches." + " Then say why at length." * 8
+    diff = "--- a/app.py\n+++ b/app.py\n@@ -1 +1 @@\n-" + "x" * 150 + "\n+" + "y" * 150 + "\n"
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    row = {**json.loads(run(capsys, "memory", "export")[1]), "fix_description": fix, "diff": diff}
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "full.jsonl", row)))
+    short = row["memory_id"][:8]
+    query = "ConnectionResetError: [Errno 104] Connection reset by peer"
+    for argv in (("show", short), ("list",), ("search", query), ("stats",)):
+        code, out, _ = run(capsys, "memory", *argv)
+        assert code == 0 and "…" not in out, argv
+        assert all(line == line.rstrip() for line in out.splitlines()), argv
+        if argv[0] != "stats":
+            assert any(line.endswith(fix) for line in out.splitlines()), argv
+    out = run(capsys, "memory", "show", short)[1]
+    assert f"-{'x' * 150}" in out.splitlines() and f"+{'y' * 150}" in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "search", "x"),
+        ("memory", "list"),
+        ("memory", "export"),
+        ("memory", "import", "-"),
+        ("memory", "eval", "q.jsonl"),
+        ("run", "--workspace", "."),
+    ],
+)
+def test_an_empty_scope_is_a_usage_error(capsys, data_dir, argv):
+    with pytest.raises(SystemExit) as stopped:
+        main([*argv, "--scope", " "])
+    assert stopped.value.code == 2
+    assert "--scope: the scope is empty" in one_error_line(capsys.readouterr().err)

@@ -62,3 +62,13 @@ def test_doctor_reports_the_sandbox(capsys, alpha, no_bwrap):
 def test_doctor_reports_bwrap_where_it_runs(capsys, alpha):
     main(["doctor", "--workspace", str(alpha)])
     assert f"ok     sandbox: {sandboxes.CONFINEMENT}" in capsys.readouterr().out
+
+
+def test_without_bwrap_the_demo_runs_its_own_projects_unconfined(capsys, alpha, no_bwrap):
+    """The README's demo command on a machine without bubblewrap: the demo's copies of
+    demo_projects are our own code, so they run unconfined (the demo has no --no-sandbox)."""
+    code = main(["demo", "--headless"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "unconfined (a demo project, our own code)" in captured.out
+    assert "--no-sandbox" not in captured.out + captured.err
