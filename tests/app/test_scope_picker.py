@@ -75,5 +75,8 @@ async def test_an_empty_session_scope_starts_the_browser_on_every_scope(settings
         browser = app.screen
         await wait_for(pilot, lambda: set(browser.records) == {demo})
         assert browser.scope is None
-        assert browser.query_one("#scope", Select).value is None
+        picker = browser.query_one("#scope", Select)
+        assert picker.value is None
+        await wait_for(pilot, lambda: len(picker._options) == 3)
+        assert [value for _, value in picker._options] == ["demo-1", "tui", None]  # tui kept
         assert "all scopes" in browser.query_one("#search", Input).placeholder
