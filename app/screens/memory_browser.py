@@ -89,12 +89,12 @@ def _data(text: str) -> Text:
 class MemoryBrowserScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back", id="browser.back"),
-        Binding("slash", "focus_search", "Search", id="browser.search"),
+        Binding("slash", "focus_search", "Search", id="browser.search", show=False),
         # Every other printable key types into the search (`on_key`): a word typed with
         # the table focused never deletes or changes a record, so no action has a letter.
         Binding("delete", "delete", "Delete", id="browser.delete"),
         Binding("ctrl+e", "export", "Export", id="browser.export"),
-        Binding("ctrl+u", "clear_stale", "Not stale", id="browser.unstale"),
+        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale"),  # `memory unstale`
         Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
         Binding("ctrl+q", "app.quit", "Quit", id="browser.quit", priority=True),
         # The app's letters (n, m, s, q, h, ?) type here too: hidden from the footer
@@ -123,7 +123,8 @@ class MemoryBrowserScreen(Screen):
         if self.loaded is None:
             what = self.memory.status
         elif self.query_text:
-            what = f"{_count(self.loaded, 'match', 'matches')} for {self.query_text!r}"
+            query = _clip(self.query_text, 32)  # whole in the search box
+            what = f"{_count(self.loaded, 'match', 'matches')} for {query!r}"
         else:
             what = _count(self.loaded, "record", "records")
         if self.loaded is not None and self.memory.startup_error is not None:
@@ -141,7 +142,7 @@ class MemoryBrowserScreen(Screen):
         yield Label("Memory · loading…", id="browser-title")
         with Horizontal(id="browser-bar"):
             yield Input(
-                placeholder=self._placeholder(),
+                placeholder="search by meaning (empty: list all)",  # where: the picker
                 id="search",
                 select_on_focus=False,  # a key typed in the table lands here: keep it
             )
@@ -152,10 +153,6 @@ class MemoryBrowserScreen(Screen):
             with VerticalScroll(id="detail-scroll"):
                 yield RecordView(id="detail")
         yield Footer()
-
-    def _placeholder(self) -> str:
-        where = ALL_SCOPES if self.scope is None else f"scope {self.scope}"
-        return f"search {where} by meaning"
 
     def _scope_options(self) -> list[tuple[Text, str | None]]:
         return [(_data(scope), scope) for scope in self._scopes] + [(Text(ALL_SCOPES), None)]
@@ -177,7 +174,6 @@ class MemoryBrowserScreen(Screen):
         if event.value == self.scope or event.value is Select.BLANK:
             return
         self.scope = event.value  # type: ignore[assignment]  # a scope, or None: every scope
-        self.query_one("#search", Input).placeholder = self._placeholder()
         self.load(self.query_text)
 
     def on_mount(self) -> None:
@@ -208,7 +204,6 @@ class MemoryBrowserScreen(Screen):
         scopes = (await backend.store.stats(datetime.now(UTC))).by_scope
         if self.loaded is None and scopes and not scopes.get(self.scope or ""):
             self.scope = None  # the session's scope is empty (after the demo, say): show all
-            self.query_one("#search", Input).placeholder = self._placeholder()
             self.notify(
                 f"scope {self.memory.scope} holds no record yet: showing all scopes",
                 markup=False,
