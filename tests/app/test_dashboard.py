@@ -39,6 +39,7 @@ from tests.app.pilot_helpers import (
     SIZE,
     SlowModel,
     idle_app,
+    leave_the_browser,
     option_texts,
     posted_events,
     posted_lines,
@@ -117,6 +118,7 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
     app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
+        await leave_the_browser(pilot)
         await pilot.press("n")
         await wait_for_screen(pilot, NewSessionModal)
         modal = app.screen
@@ -145,6 +147,7 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
 
 async def fill_new_session(pilot, workspace: str, replay: str = "", live: bool = False):
     """Open the new-session modal with n, fill it, press enter; returns the modal."""
+    await leave_the_browser(pilot)
     await pilot.press("n")
     await wait_for_screen(pilot, NewSessionModal)
     modal = pilot.app.screen
