@@ -3,8 +3,9 @@
 
 The long form names every part (the shell has room); the compact form fits a pane: the
 cosine is shown beside it already, empty parts are left out, and the most telling come
-first (file names, signature shapes, then the longest words) while they fit in
-`COMPACT_WIDTH`; "…" says some were cut or left out.
+first (file names, signature shapes, then the longest words) while they fit in its width
+(`COMPACT_WIDTH` by default, a matches pane row; the browser passes its own); "…" says
+some were cut or left out.
 
 The words and paths are the record's, which was redacted when stored or imported; each is
 redacted again here before the line is cut (at spaces only), so a cut never leaves part
@@ -21,9 +22,12 @@ from memory.safety import redact_secrets
 COMPACT_WIDTH = 68  # one row of the matches pane at 80 columns (73 cells), after its indent
 
 
-def explanation(query: str, result: MemorySearchResult, *, compact: bool = False) -> str:
+def explanation(
+    query: str, result: MemorySearchResult, *, compact: bool = False, width: int = COMPACT_WIDTH
+) -> str:
     """Why `result` matched `query`: its cosine and place in each ranking, and the terms,
-    paths and failure-signature shapes the two share (`ranking.why_matched`)."""
+    paths and failure-signature shapes the two share (`ranking.why_matched`); compact, in
+    fewer than `width` characters."""
     why = ranking.why_matched(query, result.record)
     if not compact:
         return redact_secrets(
@@ -45,7 +49,7 @@ def explanation(query: str, result: MemorySearchResult, *, compact: bool = False
         for item in items:  # each whole, or its first words and "…", or left out
             words = redact_secrets(item).split()
             fitting = words
-            while fitting and len(line + lead + " ".join(fitting)) >= COMPACT_WIDTH:
+            while fitting and len(line + lead + " ".join(fitting)) >= width:
                 fitting = fitting[:-1]  # room is kept for the "…"
             cut = cut or fitting != words
             if fitting:

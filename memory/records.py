@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -217,3 +218,16 @@ def mask_url_passwords(text: str) -> str:
     """`text` with the password of every URL in it replaced by ***: what a memory URL or a
     base URL may carry is never printed or written."""
     return _URL_PASSWORD.sub(r"\1***@", text)
+
+
+def short_url(url: str, width: int) -> str:
+    """A memory URL for a title line: its password masked, the home folder as `~`, and cut
+    in the middle with "…" to `width` characters (its scheme and file name stay)."""
+    url = mask_url_passwords(shown(url))
+    home = str(Path.home())
+    if home != "/" and f"/{home}/" in url:
+        url = url.replace(f"/{home}/", "/~/", 1)
+    if len(url) <= width:
+        return url
+    tail = max(width // 2, 1)
+    return url[: max(width - 1 - tail, 0)] + "…" + url[-tail:]

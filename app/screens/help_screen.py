@@ -16,15 +16,18 @@ KEYS = """\
 | key | where | what |
 |---|---|---|
 | `n` | dashboard | start a session: a workspace and a rehearsal script, or live |
-| `m` | anywhere | the memory browser |
-| `h` | anywhere | session history: past sessions, memory's effect; `enter` replays one |
+| `m` | outside the browser | the memory browser |
+| `h` | outside the browser | session history: past sessions, memory's effect; `enter` replays one |
 | `s` | dashboard | stop the session at its next safe point |
-| `q` | anywhere | quit; mid-session it asks, stops the session, shows the summary |
-| `?` `f1` | anywhere | this help |
+| `q` | outside the browser | quit; mid-session it asks, stops the session, shows the summary |
+| `ctrl+q` | anywhere | quit, as `q` |
+| `f1` `?` | anywhere (`?` outside the browser) | this help |
 | `ctrl+p` | anywhere | the command palette: the actions above, and the theme (remembered) |
 | `enter` | matches pane, browser | open the whole record |
-| `/` or typing | browser | search by meaning as you type |
-| `d` `e` `r` | browser | delete (asks first), export (asks where), reload |
+| `/` or typing | browser | search by meaning as you type: every letter, digit and sign types |
+| `del` | browser | delete the selected record (asks first) |
+| `ctrl+u` `ctrl+e` `ctrl+r` | browser | clear a possibly-stale mark, export (asks where), reload |
+| `esc` | browser | back to the dashboard |
 | `a` / `esc` | cost modal | approve the worst case / cancel: nothing is sent |
 | `y` / `n` | store modal | store the fix / reject it: nothing is written |
 

@@ -30,7 +30,7 @@ from widgets import RecordView
 
 if TYPE_CHECKING:
     from app.dashboard_backend import DashboardBackend
-    from memory.records import DeliveryStats, MemoryRecord
+    from memory.records import DeliveryStats, MemoryRecord, MemorySearchResult
 
 
 class MemoryAccess(Protocol):
@@ -66,7 +66,12 @@ COLUMNS = [
     ("green", 5),
 ]
 MIN_FIX_WIDTH = 20
+DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep the fix readable
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -84,11 +89,16 @@ def _data(text: str) -> Text:
 class MemoryBrowserScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Back", id="browser.back"),
-        Binding("slash", "focus_search", "Search", id="browser.search"),
-        Binding("d", "delete", "Delete", id="browser.delete"),
-        Binding("r", "reload", "Reload", id="browser.reload"),
-        Binding("e", "export", "Export", id="browser.export"),
-        Binding("c", "clear_stale", "Not stale", id="browser.unstale"),
+        Binding("slash", "focus_search", "Search", id="browser.search", show=False),
+        # Every other printable key types into the search (`on_key`): a word typed with
+        # the table focused never deletes or changes a record, so no action has a letter.
+        Binding("delete", "delete", "Delete", id="browser.delete"),
+        Binding("ctrl+e", "export", "Export", id="browser.export"),
+        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale"),  # `memory unstale`
+        Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
+        Binding("ctrl+q", "app.quit", "Quit", id="browser.quit", priority=True),
+        # The app's letters (n, m, s, q, h, ?) type here too: hidden from the footer
+        Binding("n,m,s,q,h,question_mark", "focus_search", show=False, id="browser.typed"),
     ]
 
     def __init__(self, memory: MemoryAccess) -> None:
@@ -101,7 +111,7 @@ class MemoryBrowserScreen(Screen):
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
         self._rows: list[tuple[MemoryRecord, str]] = []
         self._stats: dict[str, DeliveryStats] = {}
-        self._why: dict[str, str] = {}  # memory id -> why it matched the search; none listing
+        self._found: dict[str, MemorySearchResult] = {}  # memory id -> match; none listing
         self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
@@ -113,22 +123,26 @@ class MemoryBrowserScreen(Screen):
         if self.loaded is None:
             what = self.memory.status
         elif self.query_text:
-            what = f"{self.loaded} matches for {self.query_text!r}"
+            query = _clip(self.query_text, 32)  # whole in the search box
+            what = f"{_count(self.loaded, 'match', 'matches')} for {query!r}"
         else:
-            what = f"{self.loaded} records"
+            what = _count(self.loaded, "record", "records")
         if self.loaded is not None and self.memory.startup_error is not None:
             what += f" · search unavailable: {self.memory.startup_error}"
         elif self.loaded is not None and not self.memory.ready.is_set():
             what += " · search waits for the embedding model"
+        from memory.records import short_url  # pydantic: not the first frame
+
+        room = max(self.app.size.width - len(f" Memory ·  · {what} "), 24)
         self.query_one("#browser-title", Label).update(
-            _data(f"Memory · {self.memory.memory_url} · {what}")
+            _data(f"Memory · {short_url(self.memory.memory_url, room)} · {what}")
         )
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
         with Horizontal(id="browser-bar"):
             yield Input(
-                placeholder=self._placeholder(),
+                placeholder="search by meaning (empty: list all)",  # where: the picker
                 id="search",
                 select_on_focus=False,  # a key typed in the table lands here: keep it
             )
@@ -140,17 +154,13 @@ class MemoryBrowserScreen(Screen):
                 yield RecordView(id="detail")
         yield Footer()
 
-    def _placeholder(self) -> str:
-        where = ALL_SCOPES if self.scope is None else f"scope {self.scope}"
-        return f"semantic search in {where} (empty: list all)"
-
     def _scope_options(self) -> list[tuple[Text, str | None]]:
         return [(_data(scope), scope) for scope in self._scopes] + [(Text(ALL_SCOPES), None)]
 
     def _show_scopes(self, scopes: list[str]) -> None:
-        """The store's scopes in the picker, the chosen one kept chosen (even if it holds
-        no record yet: the session's scope before its first store)."""
-        scopes = sorted({*scopes, *([self.scope] if self.scope else [])})
+        """The store's scopes in the picker, the session's (`default` unless chosen) and the
+        chosen one among them even while they hold no record."""
+        scopes = sorted({*scopes, self.memory.scope, *([self.scope] if self.scope else [])})
         picker = self.query_one("#scope", Select)
         if scopes == self._scopes and picker.value == self.scope:
             return
@@ -164,7 +174,6 @@ class MemoryBrowserScreen(Screen):
         if event.value == self.scope or event.value is Select.BLANK:
             return
         self.scope = event.value  # type: ignore[assignment]  # a scope, or None: every scope
-        self.query_one("#search", Input).placeholder = self._placeholder()
         self.load(self.query_text)
 
     def on_mount(self) -> None:
@@ -185,7 +194,9 @@ class MemoryBrowserScreen(Screen):
         self.query_one(DataTable).focus()
 
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
-    async def load(self, query: str = "") -> None:
+    async def load(self, query: str = "", *, keep: bool = False) -> None:
+        """List or search; a new list highlights its first row, a reload (`keep`) the
+        record highlighted before, while it is still there."""
         self.query_text = query
         backend = await self.memory.when_ready(search=bool(query))
         if backend is None:
@@ -193,18 +204,19 @@ class MemoryBrowserScreen(Screen):
         scopes = (await backend.store.stats(datetime.now(UTC))).by_scope
         if self.loaded is None and scopes and not scopes.get(self.scope or ""):
             self.scope = None  # the session's scope is empty (after the demo, say): show all
-            self.query_one("#search", Input).placeholder = self._placeholder()
+            self.notify(
+                f"scope {self.memory.scope} holds no record yet: showing all scopes",
+                markup=False,
+            )
         if query:
             results = await backend.browser_service().find(
                 query, top_k=10, scope=self.scope, all_scopes=self.scope is None
             )
             rows = [(r.record, f"{r.label} {r.score:.4f}") for r in results]
-            from memory.explain import explanation  # loaded by now: the backend is open
-
-            why = {r.record.memory_id: explanation(query, r, compact=True) for r in results}
+            found = {r.record.memory_id: r for r in results}
         else:
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
-            rows, why = [(record, "") for record in listed], {}
+            rows, found = [(record, "") for record in listed], {}
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         from memory.records import possibly_stale  # loaded by now: the backend is open
 
@@ -214,24 +226,31 @@ class MemoryBrowserScreen(Screen):
             for record, _ in rows
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
-        self._why = why
-        self._fill(rows, stats)
+        self._found = found
+        self._fill(rows, stats, keep)
         self._show_scopes(list(scopes))
 
-    def _fill(self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats]) -> None:
+    def _fill(
+        self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats], keep: bool
+    ) -> None:
         self._rows, self._stats = rows, stats
         self.records = {record.memory_id: record for record, _ in rows}
-        self._draw_rows()
+        self._draw_rows(keep)
         self.loaded = len(rows)
         self.show_title()
         self.show_selected()
 
-    def _draw_rows(self) -> None:
-        """The table at the screen's width: the fix column takes what the others leave."""
+    def _draw_rows(self, keep: bool = True) -> None:
+        """The table at the screen's width: the fix column takes what the others leave.
+        The cursor stays on the record it was on (`keep`), else goes to the first row."""
         table = self.query_one(DataTable)
-        selected = self.selected()
+        selected = self.selected() if keep else None
         columns = [(t, w) for t, w in COLUMNS if t != "score" or self.query_text]
-        others = sum(width + 2 for _, width in columns if width) + 2 + 2  # fix padding, bar
+        for dropped in (None, *DROPPED_WHEN_NARROW):
+            columns = [(t, w) for t, w in columns if t != dropped]
+            others = sum(width + 2 for _, width in columns if width) + 2 + 2  # fix padding, bar
+            if self.size.width - others >= MIN_FIX_WIDTH:
+                break
         fix_width = max(MIN_FIX_WIDTH, self.size.width - others)
         table.clear(columns=True)
         for title, width in columns:
@@ -260,25 +279,26 @@ class MemoryBrowserScreen(Screen):
             table.add_row(*(cells[title] for title, _ in columns), key=record.memory_id)
         if selected is not None and selected.memory_id in self.records:
             table.move_cursor(row=table.get_row_index(selected.memory_id))
+        else:
+            table.move_cursor(row=0, column=0)
 
     def on_resize(self, event: events.Resize) -> None:
+        self.show_title()
         if self._rows:
             self._draw_rows()
+            self.show_selected()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing a word anywhere but the search box or the scope picker starts a search
-        with it: the key is not lost. Keys with a binding (d, e, r, q, ...) keep their meaning."""
+        """Every printable key but `/`, typed anywhere but the search box or the open scope
+        list, goes into the search: no key is lost, and no letter acts on a record."""
         search = self.query_one("#search", Input)
+        picker = self.query_one("#scope", Select)
         if (
-            self.focused is search
-            or not event.is_printable
+            not event.is_printable
             or event.character is None
-            or event.key in self.app.active_bindings
+            or event.key == "slash"
             or isinstance(self.focused, Input)
-            or (
-                self.focused is not None
-                and self.query_one("#scope") in self.focused.ancestors_with_self
-            )
+            or picker.expanded
         ):
             return
         event.stop()
@@ -296,7 +316,13 @@ class MemoryBrowserScreen(Screen):
         self.query_one(RecordView).show(
             record, stale=record is not None and record.memory_id in self.stale
         )
-        why = self._why.get(shown or "", "")
+        found = self._found.get(shown or "")
+        why = ""
+        if found is not None:
+            from memory.explain import explanation  # loaded by now: a search has run
+
+            width = self.size.width - 2  # the line's padding
+            why = explanation(self.query_text, found, compact=True, width=width)
         label = self.query_one("#why", Label)
         label.update(_data(why))
         label.display = bool(why)
@@ -321,7 +347,7 @@ class MemoryBrowserScreen(Screen):
         self.query_one("#search", Input).focus()
 
     def action_reload(self) -> None:
-        self.load(self.query_text)
+        self.load(self.query_text, keep=True)
 
     def action_delete(self) -> None:
         record = self.selected()
@@ -358,7 +384,7 @@ class MemoryBrowserScreen(Screen):
             return
         await clear_stale(backend.store, record)
         self.notify(f"{record.short_id}: no longer marked possibly stale")
-        self.load(self.query_text)
+        self.load(self.query_text, keep=True)
 
     def action_export(self) -> None:
         """Ask where (a new file in the exports folder by default), then export there."""
@@ -391,4 +417,4 @@ class MemoryBrowserScreen(Screen):
             return
         deleted = await backend.store.delete(memory_id)
         self.notify(f"deleted {memory_id[:8]}" if deleted else f"{memory_id[:8]} was already gone")
-        self.load(self.query_text)
+        self.load(self.query_text, keep=True)

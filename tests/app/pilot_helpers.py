@@ -123,3 +123,13 @@ class SlowModel(HashEmbedder):
 
     def close(self) -> None:
         self.allowed.set()
+
+
+async def leave_the_browser(pilot) -> None:
+    """`esc` from the memory browser, where letters type into the search, to the dashboard."""
+    from app.screens.memory_browser import MemoryBrowserScreen
+
+    if isinstance(pilot.app.screen, MemoryBrowserScreen):
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: pilot.app.screen is pilot.app.dashboard)
+        await pilot.pause()

@@ -39,6 +39,7 @@ from tests.app.pilot_helpers import (
     SIZE,
     SlowModel,
     idle_app,
+    leave_the_browser,
     option_texts,
     posted_events,
     posted_lines,
@@ -117,6 +118,7 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
     app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
+        await leave_the_browser(pilot)
         await pilot.press("n")
         await wait_for_screen(pilot, NewSessionModal)
         modal = app.screen
@@ -145,6 +147,7 @@ async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing
 
 async def fill_new_session(pilot, workspace: str, replay: str = "", live: bool = False):
     """Open the new-session modal with n, fill it, press enter; returns the modal."""
+    await leave_the_browser(pilot)
     await pilot.press("n")
     await wait_for_screen(pilot, NewSessionModal)
     modal = pilot.app.screen
@@ -311,7 +314,7 @@ async def test_browser_deletes_a_record_after_confirmation(settings, any_url):
         browser = app.screen
         await wait_for(pilot, lambda: browser.records)
         assert browser.query_one(RecordView).record.memory_id == memory_id
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_for_screen(pilot, ConfirmModal)
         await pilot.click("#yes")
         await wait_for(pilot, lambda: not browser.records)
@@ -348,7 +351,7 @@ def detail_text(browser) -> str:
     return console.export_text()
 
 
-async def test_browser_marks_a_possibly_stale_record_and_c_clears_it(settings, url):
+async def test_browser_marks_a_possibly_stale_record_and_ctrl_u_clears_it(settings, url):
     [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
     store = open_store(url)
     try:
@@ -367,7 +370,7 @@ async def test_browser_marks_a_possibly_stale_record_and_c_clears_it(settings, u
         fix = table.get_row(memory_id)[[c.label.plain for c in table.columns.values()].index("fix")]
         assert str(fix).startswith("⚠ stale · port default")  # a Text cell: data, not markup
         assert "POSSIBLY STALE" in detail_text(browser)
-        await pilot.press("c")
+        await pilot.press("ctrl+u")
         await wait_for(pilot, lambda: not browser.stale)
         assert "POSSIBLY STALE" not in detail_text(browser)
     [record] = await stored_records(url)
@@ -381,7 +384,7 @@ async def test_browser_exports_every_record(settings, any_url):
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
         await wait_for(pilot, lambda: browser.records)
-        await pilot.press("e")
+        await pilot.press("ctrl+e")
         await wait_for_screen(pilot, ExportModal)
         await pilot.press("enter")  # the default: a new file in <data>/exports/
         await wait_for(pilot, lambda: browser.exported is not None)
@@ -441,12 +444,12 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
         await pilot.pause()
         after = str(browser.query_one("#browser-title").render())
     assert list(browser.records) == [memory_id]
-    assert "1 records · search waits for the embedding model" in title
+    assert "1 record · search waits for the embedding model" in title
     if failure:
-        assert after.endswith(f"1 records · search unavailable: {failure}")
+        assert after.endswith(f"1 record · search unavailable: {failure}")
         assert app.sessions.startup_error == failure
     else:
-        assert after.endswith("· 1 records") and app.sessions.startup_error is None
+        assert after.endswith("· 1 record") and app.sessions.startup_error is None
 
 
 async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha):

@@ -17,6 +17,9 @@ from app.screens.help_screen import HelpScreen
 from app.screens.memory_browser import MemoryBrowserScreen
 from app.screens.record_modal import RecordModal
 from app.screens.summary_modal import SummaryModal
+from memory.explain import COMPACT_WIDTH
+from memory.service import MemoryService
+from memory.store import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,
@@ -24,11 +27,13 @@ from tests.app.pilot_helpers import (
     idle_app,
     option_texts,
     seed,
+    stored_records,
     wait_for,
     wait_for_screen,
 )
 from tests.app.test_dashboard import live_app
 from tests.app.test_snapshots import SnapshotHost, fixed_events
+from tests.fakes import HashEmbedder
 from widgets import MatchesLog
 
 FIXES = [
@@ -77,19 +82,28 @@ async def test_quit_asked_mid_session_can_be_cancelled(settings, url, alpha):
 
 
 async def test_help_on_question_mark_and_f1(settings, url):
+    """`f1` anywhere; `?` too, but in the memory browser, where it types into the search."""
     app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
-        for key in ("question_mark", "f1"):
-            app.screen.query_one(DataTable).focus()
+        browser = app.screen
+        texts = []
+        for key, where in (("f1", browser), ("question_mark", app.dashboard)):
+            if where is app.dashboard:  # in the browser `?` is typed; `esc` twice: back
+                browser.query_one(DataTable).focus()
+                await pilot.press("question_mark")
+                assert browser.query_one("#search", Input).value == "?"
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: app.screen is app.dashboard)
             await pilot.press(key)
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
             await pilot.pause()
-            text = app.screen.query_one("Markdown").source
+            texts.append(app.screen.query_one("Markdown").source)
             await pilot.press("escape")
-            await wait_for(pilot, lambda: isinstance(app.screen, MemoryBrowserScreen))
-    assert "cosine similarity" in text and "| `q` |" in text
-    assert str(settings.data_dir) in text and url in text
+            await wait_for(pilot, lambda where=where: app.screen is where)
+    assert texts[0] == texts[1]
+    assert "cosine similarity" in texts[0] and "| `q` |" in texts[0]
+    assert str(settings.data_dir) in texts[0] and url in texts[0]
 
 
 async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
@@ -113,9 +127,13 @@ async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
 
 
 async def _browser(pilot, app) -> MemoryBrowserScreen:
+    return await _browser_of(pilot, app, 2)
+
+
+async def _browser_of(pilot, app, records: int) -> MemoryBrowserScreen:
     await wait_for_screen(pilot, MemoryBrowserScreen)
     browser = app.screen
-    await wait_for(pilot, lambda: len(browser.records) == 2)
+    await wait_for(pilot, lambda: len(browser.records) == records)
     await pilot.pause()
     return browser
 
@@ -148,10 +166,76 @@ async def test_browser_typing_starts_a_search_without_losing_a_key(settings, url
     async with app.run_test(size=SIZE) as pilot:
         browser = await _browser(pilot, app)
         assert isinstance(app.focused, DataTable)
-        await pilot.press(*"origins")  # no `/` first; o, i, g, n, s have no binding here
+        await pilot.press(*"origins")  # no `/` first
         search = browser.query_one("#search", Input)
         await wait_for(pilot, lambda: browser.query_text == "origins")
     assert search.value == "origins"
+
+
+async def test_browser_typing_words_in_the_table_only_searches(settings, url):
+    """Once `d` then the `y` of "deploy" deleted a record: every printable key types."""
+    await seed(url, FIXES)
+    await make_stale(url)
+    before = await stored_records(url)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        assert browser.stale  # so a `c` that cleared the mark would show
+        search = browser.query_one("#search", Input)
+        for word in ("deploy", "cache", "error", "quit", "session", "new memory help?"):
+            search.value = ""
+            browser.query_one(DataTable).focus()
+            await pilot.press(*word)
+            await wait_for(pilot, lambda word=word: browser.query_text == word)
+            assert search.value == word and app.screen is browser and app.is_running
+        assert app.sessions.agent is None  # `n` started no session
+    assert await stored_records(url) == before  # none deleted, no stale mark cleared
+
+
+async def make_stale(url: str) -> None:
+    """Three sessions that received every record ended red: each is possibly stale."""
+    store = open_store(url)
+    try:
+        for number in range(3):
+            service = MemoryService(store, HashEmbedder(), session_id=f"red-{number}", scope="tui")
+            await service.search_codebase_memory("KeyError: 'port'")
+            await service.end_session(False)
+    finally:
+        await store.close()
+
+
+async def test_a_new_search_highlights_its_first_match(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        table.move_cursor(row=1)
+        await pilot.press(*"port")
+        await wait_for(pilot, lambda: browser.query_text == "port" and browser.loaded == 2)
+        await pilot.pause()
+        first = str(table.get_row_at(0)[0])
+        selected = browser.selected().short_id
+        why = str(browser.query_one("#why").render())
+        title = str(browser.query_one("#browser-title").render())
+    assert table.cursor_row == 0 and selected == first
+    assert why.startswith("why: ") and title.endswith("2 matches for 'port'")
+
+
+async def test_the_why_line_takes_the_browsers_width(settings, url):
+    words = "origins comma whitespace separated allowlist normalisation settings loader trims"
+    await seed(url, [(f"AssertionError: {words}", "AssertionError", words)])
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser_of(pilot, app, 1)
+        search = browser.query_one("#search", Input)
+        search.value = words
+        await wait_for(pilot, lambda: browser.query_text == words and browser.loaded == 1)
+        await pilot.pause()
+        why = str(browser.query_one("#why").render())
+        title = str(browser.query_one("#browser-title").render())
+    assert COMPACT_WIDTH < len(why) < SIZE[0] - 1, why  # was cut at the matches pane's 68
+    assert "1 match for" in title
 
 
 async def test_browser_detail_reads_from_the_top_after_a_delete(settings, url):
@@ -163,7 +247,7 @@ async def test_browser_detail_reads_from_the_top_after_a_delete(settings, url):
         detail.scroll_end(animate=False)
         await pilot.pause()
         assert detail.scroll_y > 0
-        await pilot.press("d")
+        await pilot.press("delete")
         await wait_for_screen(pilot, ConfirmModal)
         await pilot.press("y")
         await wait_for(pilot, lambda: len(browser.records) == 1)
@@ -178,7 +262,7 @@ async def test_browser_export_asks_where_and_names_the_file_whole(settings, url,
     target.parent.mkdir()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         browser = await _browser(pilot, app)
-        await pilot.press("e")
+        await pilot.press("ctrl+e")
         await wait_for_screen(pilot, ExportModal)
         field = app.screen.query_one(Input)
         assert field.value.startswith(str(settings.data_dir / "exports" / "memory-"))

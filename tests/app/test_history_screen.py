@@ -10,7 +10,14 @@ from textual.widgets import DataTable, Label
 from app.screens.dashboard import DashboardScreen
 from app.screens.history_screen import HistoryScreen
 from app.session_history import SessionEntry, load_history, summary_path, write_summary
-from tests.app.pilot_helpers import REHEARSAL, SIZE, idle_app, wait_for, wait_for_screen
+from tests.app.pilot_helpers import (
+    REHEARSAL,
+    SIZE,
+    idle_app,
+    leave_the_browser,
+    wait_for,
+    wait_for_screen,
+)
 
 
 def recorded(settings, workspace, *, transcript: bool = True) -> SessionEntry:
@@ -44,6 +51,7 @@ async def test_h_lists_sessions_and_enter_replays_one_offline(settings, url, alp
     app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        await leave_the_browser(pilot)  # there `h` types into the search
         await pilot.press("h")
         await wait_for_screen(pilot, HistoryScreen)
         table = app.screen.query_one(DataTable)

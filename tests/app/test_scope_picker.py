@@ -52,7 +52,7 @@ async def test_the_list_and_the_search_follow_the_chosen_scope(settings, any_url
         picker.focus()  # the keys an operator presses: open, one down, choose
         await pilot.press("enter", "down", "enter")
         await wait_for(pilot, lambda: set(browser.records) == tui | {demo})
-        assert browser.scope is None and "all scopes" in browser.query_one("#search").placeholder
+        assert browser.scope is None
 
         picker.value = "demo-1"
         await wait_for(pilot, lambda: set(browser.records) == {demo})
@@ -70,10 +70,14 @@ async def test_the_list_and_the_search_follow_the_chosen_scope(settings, any_url
 async def test_an_empty_session_scope_starts_the_browser_on_every_scope(settings, any_url):
     demo = await seed_demo(any_url)  # as after the README's demo: nothing in the app's scope
     app = idle_app(settings, any_url)  # the session's scope: tui, empty
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
         await wait_for(pilot, lambda: set(browser.records) == {demo})
         assert browser.scope is None
-        assert browser.query_one("#scope", Select).value is None
-        assert "all scopes" in browser.query_one("#search", Input).placeholder
+        picker = browser.query_one("#scope", Select)
+        assert picker.value is None
+        await wait_for(pilot, lambda: len(picker._options) == 3)
+        assert [value for _, value in picker._options] == ["demo-1", "tui", None]  # tui kept
+        notices = [n.message for n in app._notifications]
+    assert "scope tui holds no record yet: showing all scopes" in notices

@@ -85,3 +85,15 @@ def test_the_query_reading_names_its_kind_weight_and_parts():
         "project frames: app/main.py run · 1 library frame"
     )
     assert query_reading("E   assert 1 == 2").startswith("read as: test report · keyword weight 1")
+
+
+def test_a_store_url_is_shortened_for_a_title_line(monkeypatch):
+    from memory.records import short_url
+
+    monkeypatch.setenv("HOME", "/home/dev")
+    url = "sqlite:////home/dev/.local/share/astra-codebase-memory/memory.sqlite3"
+    assert short_url(url, 80) == "sqlite:///~/.local/share/astra-codebase-memory/memory.sqlite3"
+    cut = short_url(url, 30)
+    assert len(cut) == 30 and cut.startswith("sqlite:///~") and cut.endswith("memory.sqlite3")
+    secret = short_url("vectorai://bob:hunter2-long-password@db.example.com:6574/c", 24)
+    assert "hunter" not in secret and "…" in secret  # masked before it is cut
