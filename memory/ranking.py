@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
@@ -67,6 +68,7 @@ from memory.signature import failure_signature
 
 RRF_K = 60
 MIN_PATH_LENGTH = 3  # shorter "paths" (a package folder `ra/`) are words, not files
+PATH_DEPTH = 10
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
 _MAX_WORDS = 64
 _STOPWORDS = frozenset(
@@ -97,6 +99,14 @@ _TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: runs of letters and digit
 def candidate_pool(top_k: int) -> int:
     """How many candidates each ranking contributes before fusion."""
     return max(top_k * 10, 50)
+
+
+def path_candidates(top_k: int, by_vector: Sequence[str], by_keyword: Sequence[str]) -> list[str]:
+    """The ids the path ranking looks at: the top of the other two rankings. Lower down, a
+    named file cannot lift a record into the results (the top 10 of each gave the same
+    recall as all 50 on the designed-on corpora), and reading files costs."""
+    depth = max(top_k, PATH_DEPTH)
+    return [*dict.fromkeys([*by_vector[:depth], *by_keyword[:depth]])]
 
 
 def keyword_words(text: str) -> list[str]:
@@ -179,8 +189,10 @@ def hybrid(
     by_vector = list(records)
     by_keyword = keyword_ranking(query, list(records.values()))
     weighed = weights(query)
-    files = {memory_id: r.file_paths for memory_id, r in records.items()} if weighed.path else {}
-    by_path = path_ranking(query, files)
+    looked_at = path_candidates(top_k, by_vector, by_keyword) if weighed.path else []
+    by_path = path_ranking(
+        query, {memory_id: records[memory_id].file_paths for memory_id in looked_at}
+    )
     best = best_fused(fuse(by_vector, by_keyword, by_path, weighed), cosine, min_score, top_k)
     return ranked(
         ((records[memory_id], cosine[memory_id]) for memory_id in best),
@@ -213,17 +225,16 @@ def path_ranking(query: str, paths: dict[str, Sequence[str]]) -> list[str]:
     the rarest such path among them first: a reported traceback's frames and paths name the
     project's files, and a file few candidates touch says more than `requirements.txt`."""
     lowered = query.casefold()
-    files = {memory_id: {_bare(path) for path in held} for memory_id, held in paths.items()}
-    holders: dict[str, int] = {}
-    for held in files.values():
-        for path in held:
-            holders[path] = holders.get(path, 0) + 1
-    named = {path for path in holders if _names(lowered, path)}
-    rarest = {
-        memory_id: min(holders[path] for path in held & named)
-        for memory_id, held in files.items()
-        if held & named
-    }
+    named: dict[str, bool] = {}
+    hits: dict[str, set[str]] = {}
+    for memory_id, held in paths.items():
+        for path in map(_bare, held):
+            if path not in named:
+                named[path] = _names(lowered, path)
+            if named[path]:
+                hits.setdefault(memory_id, set()).add(path)
+    holders = Counter(path for held in hits.values() for path in held)
+    rarest = {memory_id: min(holders[path] for path in held) for memory_id, held in hits.items()}
     return sorted(rarest, key=rarest.__getitem__)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -309,8 +308,8 @@ class SQLiteMemoryStore:
             weights = ranking.weights(query_text)
             by_path = []
             if weights.path:
-                files = self._file_paths([*dict.fromkeys([*vector_ids, *by_keyword])])
-                by_path = ranking.path_ranking(query_text, files)
+                looked_at = ranking.path_candidates(top_k, vector_ids, by_keyword)
+                by_path = ranking.path_ranking(query_text, self._file_paths(looked_at))
             fused = ranking.fuse(vector_ids, by_keyword, by_path, weights)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
@@ -380,20 +379,16 @@ class SQLiteMemoryStore:
         ).fetchone()[0]
 
     def _file_paths(self, memory_ids: list[str]) -> dict[str, list[str]]:
-        """Each id's files, in the order given; a row whose JSON is unreadable has none."""
-        rows = dict(
+        """Each id's files, in the order given, from the keyword index's column (the paths
+        joined by spaces: a path with a space in it comes back in pieces)."""
+        joined = dict(
             self._conn.execute(
-                f"SELECT memory_id, CASE WHEN json_valid(record_json) "
-                f"THEN record_json -> '$.file_paths' END FROM memories "
+                f"SELECT memory_id, file_paths FROM memories "
                 f"WHERE memory_id IN ({','.join('?' * len(memory_ids))})",
                 memory_ids,
             )
         )
-        files = {i: json.loads(rows.get(i) or "[]") for i in memory_ids}
-        return {
-            i: [path for path in paths if isinstance(path, str)] if isinstance(paths, list) else []
-            for i, paths in files.items()
-        }
+        return {i: joined[i].split(" ") for i in memory_ids if i in joined}
 
     def _records(self, memory_ids: list[str]) -> dict[str, MemoryRecord]:
         if not memory_ids:
