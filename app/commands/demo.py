@@ -17,6 +17,7 @@ import asyncio
 import os
 import shlex
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -201,7 +202,7 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     scope = sessions[0].plan.options.scope if sessions else "default"
     console.print(f"memory: {url} · scope {scope}")
     console.print(
-        "search it: astra-memory memory search "
+        f"search it: {shlex.quote(own_program())} memory search "
         f"{shlex.join(['--memory', url, '--scope', scope, 'QUERY'])}"
     )
     if declined:
@@ -211,3 +212,12 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
         )
         return 3
     return 0 if all(held for _, held in checks) else 1
+
+
+def own_program() -> str:
+    """How to run astra-memory from here: its name where the shell finds it, else its path
+    in this interpreter's environment (`.venv/bin/astra-memory` after the README's set-up)."""
+    if shutil.which("astra-memory"):
+        return "astra-memory"
+    installed = Path(sys.executable).parent / "astra-memory"
+    return os.path.relpath(installed) if installed.exists() else "astra-memory"

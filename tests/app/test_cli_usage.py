@@ -4,12 +4,14 @@ questions asked or declined out loud, output that pipes cleanly, and exact store
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from agent.events import SessionReport
 from app.cli import main
-from app.commands.demo import print_demo_summary
+from app.commands.demo import own_program, print_demo_summary
 from app.headless_session import ask_terminal
 from app.options import SessionOptions
 from app.session_queue import FinishedSession, SessionPlan
@@ -172,3 +174,12 @@ def test_the_demo_summary_says_where_it_stored_and_how_to_search_there(capsys, t
         "astra-memory memory search --memory sqlite:///m --scope demo-20260101-000000-abc123 QUERY"
         in out
     )
+
+
+def test_the_search_hint_names_the_program_as_the_shell_can_run_it(monkeypatch):
+    """After the README's set-up the venv is not activated: `.venv/bin/astra-memory`."""
+    installed = Path(sys.executable).parent / "astra-memory"
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert Path(own_program()).absolute() == installed.absolute()
+    monkeypatch.setenv("PATH", str(installed.parent))
+    assert own_program() == "astra-memory"
