@@ -355,7 +355,7 @@ class SQLiteMemoryStore:
         limit: int,
         words_of: Callable[[str], list[str]] | None = None,
     ) -> list[str]:
-        words = words_of(text) if words_of else self._rare_words(ranking.keyword_words(text))
+        words = words_of(text) if words_of else self._rare_words(ranking.query_words(text))
         if not words:
             return []
         match = " OR ".join(f'"{word}"' for word in words)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memory import ranking
+from memory.records import MemoryRecord
 
 
 def counter(counts: dict[str, int]):
@@ -131,3 +134,36 @@ def test_relevance_labels_read_whether_the_two_rankings_agree(
 )
 def test_at_least_orders_the_labels(label, minimum, passes):
     assert ranking.at_least(label, minimum) is passes
+
+
+def test_a_reported_errors_joined_names_are_phrases_a_test_reports_are_not():
+    reported = "cannot import name 'six' from 'django.utils' (django-controlcenter, my_app)"
+    report = "E   KeyError: 'six'\nFAILED tests/test_app.py::test_django_controlcenter"
+    assert ranking.query_words(reported)[:4] == [
+        "django controlcenter",
+        "djangocontrolcenter",
+        "my app",
+        "myapp",
+    ]
+    assert "controlcenter" in ranking.query_words(reported)
+    assert not [word for word in ranking.query_words(report) if " " in word]
+
+
+def test_a_phrase_counts_only_where_its_words_stand_together():
+    def fix(name: str, description: str) -> MemoryRecord:
+        return MemoryRecord(
+            memory_id=name,
+            scope="s",
+            fix_description=description,
+            error_type="ImportError",
+            file_paths=(),
+            outcome="passed",
+            session_id="s",
+            timestamp=datetime(2026, 11, 1, tzinfo=UTC),
+        )
+
+    apart = fix("apart", "Django's control panel: the controlcenter view of controlcenter")
+    together = fix("together", "Upgrade django-controlcenter to 0.3.0")
+    query = "ImportError in django-controlcenter"
+    assert ranking.keyword_ranking(query, [apart, together]) == ["together", "apart"]
+    assert ranking.keyword_ranking("ImportError in controlcenter", [apart, together])[0] == "apart"

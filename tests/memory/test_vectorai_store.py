@@ -279,6 +279,43 @@ async def test_a_rare_word_lifts_the_right_record_over_closer_vectors(tmp_path, 
     assert (found[0].vector_rank, found[0].keyword_rank) == (5, 1)
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "standin"])
+async def test_a_reported_projects_joined_name_lifts_its_fix(tmp_path, standin, kind):
+    """`db-to-sqlite` is one name: the record holding it comes first, though nearer records
+    hold its words apart; the same words unjoined leave the order to the vectors."""
+    query = unit(1)
+    items = [
+        (
+            record(f"near{i}", fix_description="copy the sqlite data to the db"),
+            blend(query, unit(50 + i), 0.9 - i * 0.02),
+        )
+        for i in range(4)
+    ]
+    target = record("name", fix_description="Teach db-to-sqlite to rewrite old URLs")
+    items.append((target, blend(query, unit(70), 0.87)))
+    url = f"sqlite:///{tmp_path / 'm.sqlite3'}" if kind == "sqlite" else standin.url
+    store = open_store(url)
+    try:
+        await store.upsert_many(items)
+        joined, apart = [
+            await store.search(
+                query,
+                f"$ {name} $(heroku config)\nCan't load plugin: sqlalchemy.dialects:postgres",
+                scope="alpha",
+                error_type=None,
+                top_k=3,
+                min_score=-1.0,
+                now=NOW,
+            )
+            for name in ("db-to-sqlite", "db to sqlite")
+        ]
+    finally:
+        await store.close()
+    assert ids(joined)[0] == mid("name")
+    assert joined[0].keyword_rank == 1
+    assert ids(apart)[0] == mid("near0")
+
+
 # -- what only a server has -------------------------------------------------------------------
 
 
