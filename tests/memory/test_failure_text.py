@@ -71,6 +71,8 @@ def test_a_python_traceback_splits_the_projects_frames_from_site_packages():
         ("sqlalchemy.exc.StatementError when adding new sketch from ui", "message"),
         ("> TypeError: 'NoneType' object is not subscriptable", "message"),  # a quote
         ("ERROR django.request Internal Server Error: /api/", "message"),  # a log line
+        ('app/api.py:5: error: Library stubs not installed for "requests"', "message"),  # mypy
+        ("app/api.py:5:80: E501 line too long (88 > 79 characters)", "message"),  # flake8
         ("E" * 5000, "message"),
         ("\x00\x1b[31m>\n" * 3, "message"),
         ("ERROR tests/test_db.py::test_connect - OperationalError", "test report"),
