@@ -167,3 +167,11 @@ def test_a_phrase_counts_only_where_its_words_stand_together():
     query = "ImportError in django-controlcenter"
     assert ranking.keyword_ranking(query, [apart, together]) == ["together", "apart"]
     assert ranking.keyword_ranking("ImportError in controlcenter", [apart, together])[0] == "apart"
+
+
+def test_a_long_traceback_looks_up_at_most_eight_joined_names():
+    frames = "".join(f'  File "app/mod_{n}.py", line 1, in call_{n}\n' for n in range(20))
+    names = [
+        word for word in ranking.query_words(f"Traceback:\n{frames}KeyError: 1") if " " in word
+    ]
+    assert names == [name for n in range(4) for name in (f"mod {n}", f"call {n}")]
