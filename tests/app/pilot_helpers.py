@@ -125,6 +125,22 @@ class SlowModel(HashEmbedder):
         self.allowed.set()
 
 
+class Loaded:
+    """Stands in for the model's child process with a model already loaded in this one."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self.model_name, self.dimension = embedder.model_name, embedder.dimension
+        self.embed, self.embed_many = embedder.embed, embedder.embed_many
+        self.embed_many_sync = embedder.embed_many_sync
+
+    def load(self) -> None:
+        self.embedder.load()
+
+    def close(self) -> None:
+        """The shared model stays loaded for the tests after this one."""
+
+
 async def leave_the_browser(pilot) -> None:
     """`esc` from the memory browser, where letters type into the search, to the dashboard."""
     from app.screens.memory_browser import MemoryBrowserScreen

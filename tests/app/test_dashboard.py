@@ -93,7 +93,8 @@ async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings,
 
 
 async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
-    [memory_id] = await seed(url, [("AssertionError: origins", "AssertionError", "strip each")])
+    failure = "AssertionError: assert None == 'https://b.example'"  # one of alpha's
+    [memory_id] = await seed(url, [(failure, "AssertionError", "strip each")])
     app = rehearsal_app(settings, url, alpha, store="yes")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.sessions.finished)
@@ -108,7 +109,7 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
         match = option_texts(matches)[2]
     assert shown is not None and shown.memory_id == memory_id
     *_, why = match.splitlines()  # the third line: why it ranked, from the event
-    assert why.strip().startswith("why: vector #1 · keyword #1 · terms assertionerror")
+    assert why.strip().startswith("why: vector #1 · keyword #1 · signature none value returned")
     assert shown.fix_description == "strip each"
 
 

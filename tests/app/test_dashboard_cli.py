@@ -16,6 +16,7 @@ from app.tui import AstraApp
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
+    Loaded,
     SlowModel,
     option_texts,
     wait_for,
@@ -82,7 +83,12 @@ def test_tui_runs_a_rehearsed_session(cli_env, alpha):
     assert cli_env.edits == ["app/service.py", ""]  # the edit asked, then the changes kept
 
 
-def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys):
+def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys, monkeypatch, real_embedder):
+    """With the real model, as the README's demo: whether beta finds alpha's fix is its call
+    (the hash embedder puts them at cosine 0.21, too far apart to deliver)."""
+    monkeypatch.setattr(
+        "app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: Loaded(real_embedder)
+    )
     code = main(["demo"])
     out = capsys.readouterr().out
     [app] = cli_env.apps

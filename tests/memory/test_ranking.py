@@ -111,6 +111,8 @@ def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, exp
         (1, 0.35, 1, 1, "possible"),  # both agree, but the vectors are far apart
         (1, 0.9, 1, None, "possible"),  # a close vector the keywords do not confirm
         (1, 0.5, 2, 1, "possible"),
+        (1, 0.34, 1, 1, "weak"),  # the nearest of a store that holds no answer
+        (2, 0.34, 2, 2, "weak"),
         (2, 0.5, 3, 2, "possible"),
         (2, 0.8, 2, None, "weak"),
         (3, 0.5, 4, 1, "weak"),
