@@ -35,13 +35,13 @@ CORPORA = {
     ),
     "cross-project": ("fixes", "queries", "eval", 0.65, 0.85),
     "cross-project held out": ("heldout_fixes", "heldout_queries", "heldout", 0.55, 0.75),
-    "real-world": ("realworld_dev_fixes", "realworld_dev_queries", "realworld-dev", 0.8, 0.93),
+    "real-world": ("realworld_dev_fixes", "realworld_dev_queries", "realworld-dev", 0.87, 0.93),
     "real-world 2": (
         "realworld_dev2_fixes",
         "realworld_dev2_queries",
         "realworld-dev2",
-        0.58,
-        0.75,
+        0.62,
+        0.78,
     ),
     "real-world held out": (
         "realworld_heldout_fixes",
