@@ -60,9 +60,9 @@ def record(name: str, **fields) -> MemoryRecord:
     return MemoryRecord(memory_id=mid(name), **{**values, **fields})
 
 
-async def search(store: MemoryStore, vector: np.ndarray, **options):
+async def search(store: MemoryStore, vector: np.ndarray, text: str = "", **options):
     arguments = {"scope": "alpha", "error_type": None, "top_k": 10, "min_score": -1.0, "now": NOW}
-    return await store.search(vector, "", **{**arguments, **options})
+    return await store.search(vector, text, **{**arguments, **options})
 
 
 def ids(results) -> list[str]:
@@ -262,15 +262,7 @@ async def test_a_rare_word_lifts_the_right_record_over_closer_vectors(tmp_path, 
     store = open_store(url)
     try:
         await store.upsert_many(items)
-        found = await store.search(
-            query,
-            "the emoji family is split apart at the zwj",
-            scope="alpha",
-            error_type=None,
-            top_k=3,
-            min_score=-1.0,
-            now=NOW,
-        )
+        found = await search(store, query, "the emoji family is split apart at the zwj", top_k=3)
         by_vector = await search(store, query, top_k=9)  # no words: cosine alone
     finally:
         await store.close()
@@ -279,8 +271,7 @@ async def test_a_rare_word_lifts_the_right_record_over_closer_vectors(tmp_path, 
     assert (found[0].vector_rank, found[0].keyword_rank) == (5, 1)
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "standin"])
-async def test_a_reported_projects_joined_name_lifts_its_fix(tmp_path, standin, kind):
+async def test_a_reported_projects_joined_name_lifts_its_fix(any_store):
     """`db-to-sqlite` is one name: the record holding it comes first, though nearer records
     hold its words apart; the same words unjoined leave the order to the vectors."""
     query = unit(1)
@@ -292,25 +283,11 @@ async def test_a_reported_projects_joined_name_lifts_its_fix(tmp_path, standin, 
         for i in range(4)
     ]
     target = record("name", fix_description="Teach db-to-sqlite to rewrite old URLs")
-    items.append((target, blend(query, unit(70), 0.87)))
-    url = f"sqlite:///{tmp_path / 'm.sqlite3'}" if kind == "sqlite" else standin.url
-    store = open_store(url)
-    try:
-        await store.upsert_many(items)
-        joined, apart = [
-            await store.search(
-                query,
-                f"$ {name} $(heroku config)\nCan't load plugin: sqlalchemy.dialects:postgres",
-                scope="alpha",
-                error_type=None,
-                top_k=3,
-                min_score=-1.0,
-                now=NOW,
-            )
-            for name in ("db-to-sqlite", "db to sqlite")
-        ]
-    finally:
-        await store.close()
+    await any_store.upsert_many([*items, (target, blend(query, unit(70), 0.87))])
+    joined, apart = [
+        await search(any_store, query, f"$ {name} $(heroku)\nCan't load plugin: postgres", top_k=3)
+        for name in ("db-to-sqlite", "db to sqlite")
+    ]
     assert ids(joined)[0] == mid("name")
     assert joined[0].keyword_rank == 1
     assert ids(apart)[0] == mid("near0")
