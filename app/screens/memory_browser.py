@@ -1,4 +1,5 @@
-"""The memory browser: every record, semantic search as you type (under the table, why the
+"""The memory browser: every record, semantic search as you type (the arrows and `enter` in
+the search box move through the matches and open one; under the table, why the
 highlighted match ranked), detail, delete, export, and clearing a record's possibly-stale
 mark. A picker beside the search box chooses the scope the list and the search look in:
 the session's by default, any scope the store holds, or all of them.
@@ -96,6 +97,10 @@ class MemoryBrowserScreen(Screen):
         Binding("ctrl+e", "export", "Export", id="browser.export"),
         Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale"),  # `memory unstale`
         Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
+        # From the search box (the table takes its own arrows): the highlight moves, and
+        # typing goes on; `enter` there opens the highlighted match (`search_submitted`).
+        Binding("down", "move_highlight(1)", show=False, id="browser.next"),
+        Binding("up", "move_highlight(-1)", show=False, id="browser.previous"),
         Binding("ctrl+q", "app.quit", "Quit", id="browser.quit", priority=True),
         # The app's letters (n, m, s, q, h, ?) type here too: hidden from the footer
         Binding("n,m,s,q,h,question_mark", "focus_search", show=False, id="browser.typed"),
@@ -114,6 +119,8 @@ class MemoryBrowserScreen(Screen):
         self._found: dict[str, MemorySearchResult] = {}  # memory id -> match; none listing
         self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
+        self._listed: str | None = None  # the query the rows shown answer ("": the list)
+        self._open_when_listed: str | None = None  # `enter` came before this query's rows
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
         self._scopes: list[str] = [memory.scope]  # the picker's scopes, but "all scopes"
 
@@ -187,11 +194,28 @@ class MemoryBrowserScreen(Screen):
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value.strip()
+        self._open_when_listed = None  # typed on after `enter`: that answer is not awaited
         self._debounce = self.set_timer(SEARCH_DELAY_S, lambda: self.load(query))
 
     @on(Input.Submitted, "#search")
-    def search_submitted(self) -> None:
-        self.query_one(DataTable).focus()
+    def search_submitted(self, event: Input.Submitted) -> None:
+        """Open the highlighted match; typed faster than the search, the first match of
+        what was typed, once it arrives (the search starts now, not after the pause)."""
+        query = event.value.strip()
+        if query == self._listed and query == self.query_text:
+            self.open_selected()
+            return
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._open_when_listed = query
+        self.load(query)
+
+    def action_move_highlight(self, step: int) -> None:
+        table = self.query_one(DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
 
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
     async def load(self, query: str = "", *, keep: bool = False) -> None:
@@ -227,8 +251,12 @@ class MemoryBrowserScreen(Screen):
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
         self._found = found
+        self._listed = query
         self._fill(rows, stats, keep)
         self._show_scopes(list(scopes))
+        if self._open_when_listed == query:
+            self._open_when_listed = None
+            self.open_selected()
 
     def _fill(
         self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats], keep: bool
@@ -330,7 +358,9 @@ class MemoryBrowserScreen(Screen):
     @on(DataTable.RowSelected, "#records")
     def open_selected(self) -> None:
         record = self.selected()
-        if record is not None:
+        if record is None:
+            self.notify("no record to open", markup=False)
+        else:
             self.app.push_screen(RecordModal(record))
 
     def selected(self) -> MemoryRecord | None:

@@ -149,6 +149,46 @@ async def test_browser_enter_opens_the_record(settings, url):
         assert app.screen.record.memory_id == expected.memory_id
 
 
+async def test_browser_search_box_moves_the_highlight_and_enter_opens_it(settings, url):
+    """Once `down` and `enter` did nothing in the search box: only Tab reached the table."""
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        await pilot.press(*"origins")
+        await wait_for(pilot, lambda: _title(browser).endswith("2 matches for 'origins'"))
+        await pilot.pause()
+        assert isinstance(app.focused, Input) and table.cursor_row == 0
+        await pilot.press("down")
+        assert table.cursor_row == 1 and isinstance(app.focused, Input)  # typing goes on
+        await pilot.press("up", "down")
+        expected = browser.selected()
+        await pilot.press("enter")
+        await wait_for_screen(pilot, RecordModal)
+        assert app.screen.record.memory_id == expected.memory_id
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is browser)
+        assert isinstance(app.focused, Input)
+
+
+async def test_browser_enter_typed_before_the_results_opens_the_first_match(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        await pilot.press(*"port", "enter")  # before the search's pause is over
+        await wait_for_screen(pilot, RecordModal)
+        opened = app.screen.record
+        first = str(browser.query_one(DataTable).get_row_at(0)[0])
+        assert browser.query_text == "port" and _title(browser).endswith("for 'port'")
+    assert opened.short_id == first
+
+
+def _title(browser: MemoryBrowserScreen) -> str:
+    return str(browser.query_one("#browser-title").render())
+
+
 async def test_browser_fix_column_takes_the_width_left(settings, url):
     await seed(url, FIXES)
     app = idle_app(settings, url)
