@@ -68,6 +68,7 @@ COLUMNS = [
 ]
 MIN_FIX_WIDTH = 20
 DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep the fix readable
+IMPORTED_MARK = "imported · "  # ahead of the fix: from a post-mortem, not test-confirmed
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
@@ -290,11 +291,7 @@ class MemoryBrowserScreen(Screen):
                 "score": score,
                 "error type": _data(_clip(record.error_type, 14)),
                 "fix": _data(
-                    _clip(
-                        ("⚠ stale · " if record.memory_id in self.stale else "")
-                        + " ".join(record.fix_description.split()),
-                        fix_width,
-                    )
+                    _clip(self._marks(record) + " ".join(record.fix_description.split()), fix_width)
                 ),
                 "files": _data(_clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
@@ -309,6 +306,12 @@ class MemoryBrowserScreen(Screen):
             table.move_cursor(row=table.get_row_index(selected.memory_id))
         else:
             table.move_cursor(row=0, column=0)
+
+    def _marks(self, record: MemoryRecord) -> str:
+        """What the fix cell says first: possibly stale; imported, not confirmed by a test
+        run (as `memory list` says `IMPORTED, not tested`)."""
+        stale = "⚠ stale · " if record.memory_id in self.stale else ""
+        return stale + (IMPORTED_MARK if record.provenance == "imported" else "")
 
     def on_resize(self, event: events.Resize) -> None:
         self.show_title()

@@ -24,9 +24,11 @@ from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
+    drawn,
     idle_app,
     option_texts,
     seed,
+    seed_imported,
     stored_records,
     wait_for,
     wait_for_screen,
@@ -187,6 +189,52 @@ async def test_browser_enter_typed_before_the_results_opens_the_first_match(sett
 
 def _title(browser: MemoryBrowserScreen) -> str:
     return str(browser.query_one("#browser-title").render())
+
+
+IMPORTED = {
+    "fix_description": "read the port with a default when the config key is missing",
+    "error_type": "KeyError",
+    "file_paths": ["app/config.py"],
+    "symptom": "KeyError: 'port' in config loader",
+}
+
+
+async def test_browser_rows_mark_an_imported_record_at_80_columns(settings, url):
+    """Only the detail said `provenance imported`; `memory list` says it on the line."""
+    confirmed = (await seed(url, FIXES[1:]))[0]
+    imported = (await seed_imported(url, [IMPORTED]))[0]
+    app = idle_app(settings, url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        listed = {key: drawn_row(browser, key) for key in (confirmed, imported)}
+        await pilot.press(*"port")  # searching, the fix column is at its narrowest
+        await wait_for(pilot, lambda: _title(browser).endswith("matches for 'port'"))
+        await pilot.pause()
+        found = drawn_row(browser, imported)
+        assert "score" in table.columns
+    assert "imported · read the port" in listed[imported]
+    assert "imported" not in listed[confirmed] and "strip origins" in listed[confirmed]
+    assert "imported · read" in found
+
+
+def drawn_row(browser: MemoryBrowserScreen, memory_id: str) -> str:
+    """The table's row of this record as drawn: the header is the first line."""
+    table = browser.query_one(DataTable)
+    return drawn(table)[1 + table.get_row_index(memory_id)]
+
+
+async def test_matches_pane_marks_an_imported_match_on_its_line():
+    events = fixed_events()
+    for event in events:
+        if event.event == "memory_matched":
+            event.matches[0] = event.matches[0].model_copy(update={"provenance": "imported"})
+    host = SnapshotHost(DashboardScreen(), events)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = drawn(host.screen.query_one(MatchesLog))
+    match = next(line for line in lines if "1. strong" in line or "1. possible" in line)
+    assert "0123abcd imported · AssertionError" in match, lines
 
 
 async def test_browser_fix_column_takes_the_width_left(settings, url):
