@@ -8,6 +8,7 @@ import json
 from textual.widgets import DataTable, Input
 from textual.widgets._toast import Toast
 
+from agent import events as ev
 from agent.supervisor import CostQuote
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import quote_text
@@ -36,7 +37,7 @@ from tests.app.pilot_helpers import (
 from tests.app.test_dashboard import live_app
 from tests.app.test_snapshots import SnapshotHost, fixed_events
 from tests.fakes import HashEmbedder
-from widgets import MatchesLog
+from widgets import MatchesLog, SessionHeader
 
 FIXES = [
     ("KeyError: 'port' in config loader", "KeyError", "read port with a default " * 4),
@@ -126,6 +127,42 @@ async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
         "── session session-two ──",
     ]
     assert highlighted == separators[1] + 2  # the second session's first match
+
+
+def finished_report() -> ev.SessionReport:
+    return ev.SessionReport(
+        session_id="session-fixed",
+        status="completed",
+        exit_code=0,
+        model_requests=7,
+        tool_calls=8,
+        memory_searches=[],
+        stored_memory_ids=["0123abcd-0000-5000-8000-000000000000"],
+        tests=ev.TestsReport(exit_code=0, passed=4, failed=0),
+        tokens={},
+        cost_usd=0.0123,
+        final_text="",
+        first_edit_turn=3,
+        first_search_turn=2,
+        first_request_chained=False,
+    )
+
+
+async def test_the_header_keeps_the_stored_count_and_the_cost_at_80_columns():
+    """At 80 columns the report line was cut at `…0 failed · s…`."""
+    host = SnapshotHost(DashboardScreen(), [*fixed_events(), finished_report()])
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = host.screen.query_one(SessionHeader)
+        narrow = drawn(header)[1].strip()
+        await pilot.resize_terminal(140, 24)
+        await pilot.pause()
+        wide = drawn(header)[1].strip()
+    assert narrow == "completed (exit 0) · tests 4 passed, 0 failed · stored 1 · $0.0123 · 7 req"
+    assert wide == (
+        "completed (exit 0) · 7 requests · 8 tool calls · tests 4 passed, 0 failed · "
+        "stored 1 · $0.0123"
+    )
 
 
 async def _browser(pilot, app) -> MemoryBrowserScreen:
