@@ -17,6 +17,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
+from app.screens.text_fit import clip, clip_middle, clip_start
 from app.session_history import SessionEntry, load_history, memory_effect, received_strong_match
 
 # title: width; 0 for the session id and the workspace, which share the width left. Each
@@ -56,23 +57,6 @@ def layout(width: int) -> dict[str, int]:
     columns["session"] = max(left // 2, 8)
     columns["workspace"] = max(left - left // 2, 8)
     return columns
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _middle(text: str, width: int) -> str:
-    """Its start and, longer, its end: a session id's kind and its unique tail."""
-    if len(text) <= width:
-        return text
-    head = (width - 1) // 3
-    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
-
-
-def _tail(text: str, width: int) -> str:
-    """A path's end, where one workspace differs from the next."""
-    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
 def can_replay(entry: SessionEntry) -> str | None:
@@ -169,15 +153,15 @@ class HistoryScreen(Screen[SessionEntry | None]):
             started = (entry.started_at or "?")[:16].replace("T", " ")
             cells = {
                 "when": started if columns["when"] > SHORT_WHEN else started[5:],
-                "session": _middle(entry.session_id, columns["session"]),
-                "status": _clip(entry.status or "unknown", columns["status"]),
+                "session": clip_middle(entry.session_id, columns["session"]),
+                "status": clip(entry.status or "unknown", columns["status"]),
                 "turns": "?" if entry.turns is None else str(entry.turns),
                 "cost": f"${entry.cost_usd:.4f}",
                 "matches": str(entry.matches_delivered),
                 "memory": "match" if received_strong_match(entry) else "none",
                 "stored": str(len(entry.stored_memory_ids)),
-                "model": _clip(entry.model or "?", COLUMNS["model"]),
-                "workspace": _tail(entry.workspace or "?", columns["workspace"]),
+                "model": clip(entry.model or "?", COLUMNS["model"]),
+                "workspace": clip_start(entry.workspace or "?", columns["workspace"]),
             }
             # Text: a DataTable reads a str as markup, and an id or a path is data
             table.add_row(*(Text(cells[title]) for title in columns), key=entry.session_id)

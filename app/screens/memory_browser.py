@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.export_modal import ExportModal, default_export_path
 from app.screens.record_modal import RecordModal
+from app.screens.text_fit import clip, clip_middle
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -69,15 +70,12 @@ COLUMNS = [
 MIN_FIX_WIDTH = 20
 DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep the fix readable
 IMPORTED_MARK = "imported · "  # ahead of the fix: from a post-mortem, not test-confirmed
+SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its label
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
 def _count(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _data(text: str) -> Text:
@@ -131,7 +129,7 @@ class MemoryBrowserScreen(Screen):
         if self.loaded is None:
             what = self.memory.status
         elif self.query_text:
-            query = _clip(self.query_text, 32)  # whole in the search box
+            query = clip(self.query_text, 32)  # whole in the search box
             what = f"{_count(self.loaded, 'match', 'matches')} for {query!r}"
         else:
             what = _count(self.loaded, "record", "records")
@@ -163,7 +161,9 @@ class MemoryBrowserScreen(Screen):
         yield Footer()
 
     def _scope_options(self) -> list[tuple[Text, str | None]]:
-        return [(_data(scope), scope) for scope in self._scopes] + [(Text(ALL_SCOPES), None)]
+        """One line each, in the picker and its list: a long scope keeps its tail."""
+        shown = [(_data(clip_middle(scope, SCOPE_LABEL_WIDTH)), scope) for scope in self._scopes]
+        return [*shown, (Text(ALL_SCOPES), None)]
 
     def _show_scopes(self, scopes: list[str]) -> None:
         """The store's scopes in the picker, the session's (`default` unless chosen) and the
@@ -289,13 +289,13 @@ class MemoryBrowserScreen(Screen):
             cells = {  # the record's own text as Text: a DataTable reads a str as markup
                 "id": _data(record.short_id),
                 "score": score,
-                "error type": _data(_clip(record.error_type, 14)),
+                "error type": _data(clip(record.error_type, 14)),
                 "fix": _data(
-                    _clip(self._marks(record) + " ".join(record.fix_description.split()), fix_width)
+                    clip(self._marks(record) + " ".join(record.fix_description.split()), fix_width)
                 ),
-                "files": _data(_clip(", ".join(record.file_paths), 14)),
+                "files": _data(clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
-                "scope": _data(_clip(record.scope, 8)),
+                "scope": _data(clip(record.scope, 8)),
                 "dlv": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended

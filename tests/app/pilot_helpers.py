@@ -72,6 +72,16 @@ def drawn(widget: Widget) -> list[str]:
     return [strip.text.rstrip() for strip in widget.render_lines(widget.region.reset_offset)]
 
 
+def on_screen(widget: Widget) -> list[str]:
+    """What the screen shows where a widget is, its children and overlays included."""
+    region = widget.region
+    strips = widget.screen._compositor.render_strips()
+    return [
+        strips[y].crop(region.x, region.right).text.rstrip()
+        for y in range(region.y, min(region.bottom, len(strips)))
+    ]
+
+
 def option_texts(matches: MatchesLog) -> list[str]:
     """The plain text of each entry the matches pane lists."""
     return [Content.from_markup(str(option.prompt)).plain for option in matches.options]
