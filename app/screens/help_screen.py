@@ -18,7 +18,7 @@ KEYS = """\
 | `n` | dashboard | start a session: a workspace and a rehearsal script, or live |
 | `m` | outside the browser | the memory browser |
 | `h` | outside the browser | session history: past sessions, memory's effect; `enter` replays one |
-| `s` | dashboard | stop the session at its next safe point |
+| `s` | dashboard, while a session runs | stop the session at its next safe point |
 | `q` | outside the browser | quit; mid-session it asks, stops the session, shows the summary |
 | `ctrl+q` | anywhere | quit, as `q` |
 | `f1` `?` | anywhere (`?` outside the browser) | this help |
