@@ -23,7 +23,8 @@ KEYS = """\
 | `ctrl+q` | anywhere | quit, as `q` |
 | `f1` `?` | anywhere (`?` outside the browser) | this help |
 | `ctrl+p` | anywhere | the command palette: the actions above, and the theme (remembered) |
-| `enter` | matches pane, browser | open the whole record |
+| `enter` | matches pane, browser, its search box | open the whole record (the highlighted one) |
+| `↓` `↑` | browser's search box | move the highlight through the matches; typing goes on |
 | `/` or typing | browser | search by meaning as you type: every letter, digit and sign types |
 | `del` | browser | delete the selected record (asks first) |
 | `ctrl+u` `ctrl+e` `ctrl+r` | browser | clear a possibly-stale mark, export (asks where), reload |
