@@ -156,15 +156,13 @@ class AstraApp(App[int]):
     # -- actions -----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Stop shows dimmed while no session runs. New session hides while one runs or
-        waits (one at a time), and Memory inside the memory browser."""
+        """Stop hides while no session runs (it would do nothing). New session hides while
+        one runs or waits (one at a time), and Memory inside the memory browser."""
         if action == "browse_memory" and isinstance(self.screen, MemoryBrowserScreen):
             return False
         if action == "new_session" and self.sessions.running:
             return False
-        if action == "stop_session" and self.sessions.agent is None:
-            return None
-        return True
+        return not (action == "stop_session" and self.sessions.agent is None)
 
     def action_new_session(self) -> None:
         if self.sessions.startup_error is not None:

@@ -1,6 +1,7 @@
 """The Memory matches pane: a separator for each session, each search's query, then its
-matches — score with a bar, error type, files, stored time, fix, and (dim) why it ranked.
-New matches scroll into view. Selecting a match asks for the whole record."""
+matches — score with a bar, `imported` if no test run confirmed it, error type, files,
+stored time, fix, and (dim) why it ranked. New matches scroll into view. Selecting a match
+asks for the whole record."""
 
 from __future__ import annotations
 
@@ -58,13 +59,15 @@ class MatchesLog(OptionList):
             stored = f"{match.stored_at:%Y-%m-%d %H:%M}"
             files = ", ".join(match.file_paths)
             flag = " [$text-error]⚑ flagged[/]" if match.flags else ""
+            # a post-mortem's fix, never confirmed by a test run: said before the details
+            imported = "[$text-warning]imported[/] · " if match.provenance == "imported" else ""
             why = f"\n     [dim]{escape(match.why)}[/]" if match.why else ""
             option_id = f"match-{len(self._memory_ids)}"
             self._memory_ids[option_id] = match.memory_id
             options.append(
                 Option(
                     f"  {match.rank}. {match.label} [b $text-success]{match.score:.4f}[/] "
-                    f"{score_bar(match.score)} {match.memory_id[:8]} "
+                    f"{score_bar(match.score)} {match.memory_id[:8]} {imported}"
                     f"{escape(match.error_type)} · {escape(files)} · {stored}{flag}\n"
                     f"     {escape(match.fix_description)}{why}",
                     id=option_id,

@@ -7,8 +7,23 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 
+def fit_figures(figures: tuple[str, ...], width: int) -> str:
+    """As many figures as fit in `width`, in their order (the most important first)."""
+    line = ""
+    for figure in figures:
+        joined = f"{line} · {figure}" if line else figure
+        if len(joined) > width:
+            break
+        line = joined
+    return line or (figures[0] if figures else "")
+
+
 class SessionHeader(Static):
-    """Two lines: who and where (from SessionStarted), then what is happening now."""
+    """Two lines: who and where (from SessionStarted), then what is happening now.
+
+    `figures` is the status said shorter, its figures in the order they matter; it is
+    drawn instead of `status` while `status` does not fit, so a narrow terminal keeps the
+    figures that count rather than the words that come first. A new `status` clears it."""
 
     session = reactive("no session", layout=True)
     model = reactive("-")
@@ -16,6 +31,10 @@ class SessionHeader(Static):
     workspace = reactive("-")
     memory_url = reactive("-")
     status = reactive("idle")
+    figures: reactive[tuple[str, ...]] = reactive(())
+
+    def watch_status(self) -> None:
+        self.figures = ()
 
     def render(self) -> str:
         from memory.records import mask_url_passwords, shown  # pydantic: not the first frame
@@ -23,8 +42,11 @@ class SessionHeader(Static):
         def escape(text: str) -> str:
             return _escape(mask_url_passwords(shown(text)))
 
+        status = self.status
+        if self.figures and len(status) > self.content_size.width:
+            status = fit_figures(self.figures, self.content_size.width)
         return (
             f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
             f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"
-            f"[$text-accent]{escape(self.status)}[/]"
+            f"[$text-accent]{escape(status)}[/]"
         )

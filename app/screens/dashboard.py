@@ -20,14 +20,30 @@ if TYPE_CHECKING:
     from agent import events as ev
 
 
-def report_line(report: ev.SessionReport) -> str:
+def _tests(report: ev.SessionReport) -> str:
     from memory.records import counts_text  # loaded by now: a session ended
 
-    tests = counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
+    return counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
+
+
+def report_line(report: ev.SessionReport) -> str:
     return (
         f"{report.status} (exit {report.exit_code}) · {report.model_requests} requests · "
-        f"{report.tool_calls} tool calls · tests {tests} · "
+        f"{report.tool_calls} tool calls · tests {_tests(report)} · "
         f"stored {len(report.stored_memory_ids)} · ${report.cost_usd:.4f}"
+    )
+
+
+def report_figures(report: ev.SessionReport) -> tuple[str, ...]:
+    """The report line said shorter, the figures that matter first: how it ended, the
+    tests, what was stored, the cost; then the requests and calls."""
+    return (
+        f"{report.status} (exit {report.exit_code})",
+        f"tests {_tests(report)}",
+        f"stored {len(report.stored_memory_ids)}",
+        f"${report.cost_usd:.4f}",
+        f"{report.model_requests} req",
+        f"{report.tool_calls} calls",
     )
 
 
@@ -140,4 +156,5 @@ class DashboardScreen(Screen):
                 turns.add_note(event)
             case "report":
                 header.status = report_line(event)
+                header.figures = report_figures(event)  # drawn while the line does not fit
                 turns.add_text(f"── {report_line(event)} ──")

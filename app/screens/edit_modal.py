@@ -1,5 +1,6 @@
-"""Approve one edit (`--edits ask`): its diff, `y` to apply it, `n` and a typed reason to
-refuse it. The reason goes back to the model as `ERROR: operator rejected: <reason>`."""
+"""Approve one edit (`--edits ask`): its diff, long lines wrapped, `y` to apply it, `n` and
+a typed reason to refuse it. The reason goes back to the model as
+`ERROR: operator rejected: <reason>`."""
 
 from __future__ import annotations
 
@@ -34,7 +35,9 @@ class EditModal(ModalScreen[tuple[bool, str]]):
         with Vertical(classes="dialog wide"):
             yield Label(f"Apply this edit to {self.proposal.path}?", classes="dialog-title")
             with VerticalScroll(id="edit-diff"):
-                yield Static(Syntax(self.proposal.diff or "(no change)", "diff"))
+                # long lines wrap: a change cut at the modal's edge cannot be judged
+                diff = Syntax(self.proposal.diff or "(no change)", "diff", word_wrap=True)
+                yield Static(diff, id="edit-diff-text")
             yield Input(placeholder="why not? (told to the model) — enter sends", id="reason")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Apply", variant="success", id="apply")

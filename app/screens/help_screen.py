@@ -18,12 +18,13 @@ KEYS = """\
 | `n` | dashboard | start a session: a workspace and a rehearsal script, or live |
 | `m` | outside the browser | the memory browser |
 | `h` | outside the browser | session history: past sessions, memory's effect; `enter` replays one |
-| `s` | dashboard | stop the session at its next safe point |
+| `s` | dashboard, while a session runs | stop the session at its next safe point |
 | `q` | outside the browser | quit; mid-session it asks, stops the session, shows the summary |
 | `ctrl+q` | anywhere | quit, as `q` |
 | `f1` `?` | anywhere (`?` outside the browser) | this help |
 | `ctrl+p` | anywhere | the command palette: the actions above, and the theme (remembered) |
-| `enter` | matches pane, browser | open the whole record |
+| `enter` | matches pane, browser, its search box | open the whole record (the highlighted one) |
+| `↓` `↑` | browser's search box | move the highlight through the matches; typing goes on |
 | `/` or typing | browser | search by meaning as you type: every letter, digit and sign types |
 | `del` | browser | delete the selected record (asks first) |
 | `ctrl+u` `ctrl+e` `ctrl+r` | browser | clear a possibly-stale mark, export (asks where), reload |

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -16,9 +17,46 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
+from app.screens.text_fit import clip, clip_middle, clip_start
 from app.session_history import SessionEntry, load_history, memory_effect, received_strong_match
 
-COLUMNS = ["when", "status", "turns", "cost", "matches", "memory", "stored", "model", "workspace"]
+# title: width; 0 for the session id and the workspace, which share the width left. Each
+# column also takes 2 cells of padding.
+COLUMNS = {
+    "when": 16,
+    "session": 0,
+    "status": 10,
+    "turns": 5,
+    "cost": 8,
+    "matches": 7,
+    "memory": 6,
+    "stored": 6,
+    "model": 12,
+    "workspace": 0,
+}
+# Narrower, these go in this order (the detail below still says them), then the year:
+# what tells one session from another is its id and its workspace.
+DROPPED_WHEN_NARROW = ("model", "matches", "turns", "stored", "year")
+SHORT_WHEN = 11  # "01-01 10:00"
+MIN_NAME_WIDTH = 16
+
+
+def layout(width: int) -> dict[str, int]:
+    """Each column's width at this screen width: as many as leave the session id and the
+    workspace MIN_NAME_WIDTH each, the two sharing what is left."""
+    columns = dict(COLUMNS)
+    left = 0
+    for dropped in (None, *DROPPED_WHEN_NARROW):
+        if dropped == "year":
+            columns["when"] = SHORT_WHEN
+        elif dropped is not None:
+            del columns[dropped]
+        left = width - sum(w + 2 for w in columns.values()) - 2  # the scrollbar
+        if left >= 2 * MIN_NAME_WIDTH:
+            break
+    columns["session"] = max(left // 2, 8)
+    columns["workspace"] = max(left - left // 2, 8)
+    return columns
 
 
 def can_replay(entry: SessionEntry) -> str | None:
@@ -78,10 +116,11 @@ class HistoryScreen(Screen[SessionEntry | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns(*COLUMNS)
-        table.focus()
+        self.query_one(DataTable).focus()
         self.load()
+
+    def on_resize(self) -> None:
+        self._draw_rows()
 
     def action_reload(self) -> None:
         self.load()
@@ -93,21 +132,7 @@ class HistoryScreen(Screen[SessionEntry | None]):
 
     def _fill(self, entries: list[SessionEntry]) -> None:
         self.entries = entries
-        table = self.query_one(DataTable)
-        table.clear()
-        for entry in entries:
-            table.add_row(
-                (entry.started_at or "?")[:16].replace("T", " "),
-                entry.status or "unknown",
-                "?" if entry.turns is None else str(entry.turns),
-                f"${entry.cost_usd:.4f}",
-                str(entry.matches_delivered),
-                "match" if received_strong_match(entry) else "none",
-                str(len(entry.stored_memory_ids)),
-                entry.model or "?",
-                entry.workspace or "?",
-                key=entry.session_id,
-            )
+        self._draw_rows()
         self.query_one("#history-title", Label).update(
             f"Sessions · {self.data_dir} · {len(entries)} sessions"
         )
@@ -115,6 +140,33 @@ class HistoryScreen(Screen[SessionEntry | None]):
             "Memory's effect: " + " · ".join(memory_effect(entries).lines())
         )
         self._show_detail()
+
+    def _draw_rows(self) -> None:
+        """The table at the screen's width; the cursor stays on its row."""
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        columns = layout(self.size.width)
+        table.clear(columns=True)
+        for title, width in columns.items():
+            table.add_column(title, width=width, key=title)
+        for entry in self.entries:
+            started = (entry.started_at or "?")[:16].replace("T", " ")
+            cells = {
+                "when": started if columns["when"] > SHORT_WHEN else started[5:],
+                "session": clip_middle(entry.session_id, columns["session"]),
+                "status": clip(entry.status or "unknown", columns["status"]),
+                "turns": "?" if entry.turns is None else str(entry.turns),
+                "cost": f"${entry.cost_usd:.4f}",
+                "matches": str(entry.matches_delivered),
+                "memory": "match" if received_strong_match(entry) else "none",
+                "stored": str(len(entry.stored_memory_ids)),
+                "model": clip(entry.model or "?", COLUMNS["model"]),
+                "workspace": clip_start(entry.workspace or "?", columns["workspace"]),
+            }
+            # Text: a DataTable reads a str as markup, and an id or a path is data
+            table.add_row(*(Text(cells[title]) for title in columns), key=entry.session_id)
+        if 0 <= row < len(self.entries):
+            table.move_cursor(row=row)
 
     @on(DataTable.RowHighlighted, "#sessions")
     def _show_detail(self) -> None:

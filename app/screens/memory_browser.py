@@ -1,4 +1,5 @@
-"""The memory browser: every record, semantic search as you type (under the table, why the
+"""The memory browser: every record, semantic search as you type (the arrows and `enter` in
+the search box move through the matches and open one; under the table, why the
 highlighted match ranked), detail, delete, export, and clearing a record's possibly-stale
 mark. A picker beside the search box chooses the scope the list and the search look in:
 the session's by default, any scope the store holds, or all of them.
@@ -26,6 +27,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.export_modal import ExportModal, default_export_path
 from app.screens.record_modal import RecordModal
+from app.screens.text_fit import clip, clip_middle
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -67,15 +69,13 @@ COLUMNS = [
 ]
 MIN_FIX_WIDTH = 20
 DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep the fix readable
+IMPORTED_MARK = "imported · "  # ahead of the fix: from a post-mortem, not test-confirmed
+SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its label
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
 def _count(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _data(text: str) -> Text:
@@ -96,6 +96,10 @@ class MemoryBrowserScreen(Screen):
         Binding("ctrl+e", "export", "Export", id="browser.export"),
         Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale"),  # `memory unstale`
         Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
+        # From the search box (the table takes its own arrows): the highlight moves, and
+        # typing goes on; `enter` there opens the highlighted match (`search_submitted`).
+        Binding("down", "move_highlight(1)", show=False, id="browser.next"),
+        Binding("up", "move_highlight(-1)", show=False, id="browser.previous"),
         Binding("ctrl+q", "app.quit", "Quit", id="browser.quit", priority=True),
         # The app's letters (n, m, s, q, h, ?) type here too: hidden from the footer
         Binding("n,m,s,q,h,question_mark", "focus_search", show=False, id="browser.typed"),
@@ -114,6 +118,8 @@ class MemoryBrowserScreen(Screen):
         self._found: dict[str, MemorySearchResult] = {}  # memory id -> match; none listing
         self.stale: set[str] = set()  # ids of possibly stale records among those shown
         self._shown: str | None = None  # the record in the detail pane
+        self._listed: str | None = None  # the query the rows shown answer ("": the list)
+        self._open_when_listed: str | None = None  # `enter` came before this query's rows
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
         self._scopes: list[str] = [memory.scope]  # the picker's scopes, but "all scopes"
 
@@ -123,7 +129,7 @@ class MemoryBrowserScreen(Screen):
         if self.loaded is None:
             what = self.memory.status
         elif self.query_text:
-            query = _clip(self.query_text, 32)  # whole in the search box
+            query = clip(self.query_text, 32)  # whole in the search box
             what = f"{_count(self.loaded, 'match', 'matches')} for {query!r}"
         else:
             what = _count(self.loaded, "record", "records")
@@ -155,7 +161,9 @@ class MemoryBrowserScreen(Screen):
         yield Footer()
 
     def _scope_options(self) -> list[tuple[Text, str | None]]:
-        return [(_data(scope), scope) for scope in self._scopes] + [(Text(ALL_SCOPES), None)]
+        """One line each, in the picker and its list: a long scope keeps its tail."""
+        shown = [(_data(clip_middle(scope, SCOPE_LABEL_WIDTH)), scope) for scope in self._scopes]
+        return [*shown, (Text(ALL_SCOPES), None)]
 
     def _show_scopes(self, scopes: list[str]) -> None:
         """The store's scopes in the picker, the session's (`default` unless chosen) and the
@@ -187,11 +195,28 @@ class MemoryBrowserScreen(Screen):
         if self._debounce is not None:
             self._debounce.stop()
         query = event.value.strip()
+        self._open_when_listed = None  # typed on after `enter`: that answer is not awaited
         self._debounce = self.set_timer(SEARCH_DELAY_S, lambda: self.load(query))
 
     @on(Input.Submitted, "#search")
-    def search_submitted(self) -> None:
-        self.query_one(DataTable).focus()
+    def search_submitted(self, event: Input.Submitted) -> None:
+        """Open the highlighted match; typed faster than the search, the first match of
+        what was typed, once it arrives (the search starts now, not after the pause)."""
+        query = event.value.strip()
+        if query == self._listed and query == self.query_text:
+            self.open_selected()
+            return
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._open_when_listed = query
+        self.load(query)
+
+    def action_move_highlight(self, step: int) -> None:
+        table = self.query_one(DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
 
     @work(exclusive=True, group="browser", exit_on_error=False, description="memory search")
     async def load(self, query: str = "", *, keep: bool = False) -> None:
@@ -227,8 +252,12 @@ class MemoryBrowserScreen(Screen):
             if possibly_stale(record, stats.get(record.memory_id), after)
         }
         self._found = found
+        self._listed = query
         self._fill(rows, stats, keep)
         self._show_scopes(list(scopes))
+        if self._open_when_listed == query:
+            self._open_when_listed = None
+            self.open_selected()
 
     def _fill(
         self, rows: list[tuple[MemoryRecord, str]], stats: dict[str, DeliveryStats], keep: bool
@@ -260,17 +289,13 @@ class MemoryBrowserScreen(Screen):
             cells = {  # the record's own text as Text: a DataTable reads a str as markup
                 "id": _data(record.short_id),
                 "score": score,
-                "error type": _data(_clip(record.error_type, 14)),
+                "error type": _data(clip(record.error_type, 14)),
                 "fix": _data(
-                    _clip(
-                        ("⚠ stale · " if record.memory_id in self.stale else "")
-                        + " ".join(record.fix_description.split()),
-                        fix_width,
-                    )
+                    clip(self._marks(record) + " ".join(record.fix_description.split()), fix_width)
                 ),
-                "files": _data(_clip(", ".join(record.file_paths), 14)),
+                "files": _data(clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
-                "scope": _data(_clip(record.scope, 8)),
+                "scope": _data(clip(record.scope, 8)),
                 "dlv": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended
@@ -281,6 +306,12 @@ class MemoryBrowserScreen(Screen):
             table.move_cursor(row=table.get_row_index(selected.memory_id))
         else:
             table.move_cursor(row=0, column=0)
+
+    def _marks(self, record: MemoryRecord) -> str:
+        """What the fix cell says first: possibly stale; imported, not confirmed by a test
+        run (as `memory list` says `IMPORTED, not tested`)."""
+        stale = "⚠ stale · " if record.memory_id in self.stale else ""
+        return stale + (IMPORTED_MARK if record.provenance == "imported" else "")
 
     def on_resize(self, event: events.Resize) -> None:
         self.show_title()
@@ -330,7 +361,9 @@ class MemoryBrowserScreen(Screen):
     @on(DataTable.RowSelected, "#records")
     def open_selected(self) -> None:
         record = self.selected()
-        if record is not None:
+        if record is None:
+            self.notify("no record to open", markup=False)
+        else:
             self.app.push_screen(RecordModal(record))
 
     def selected(self) -> MemoryRecord | None:

@@ -22,7 +22,7 @@ class StoreModal(YesNoModal):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Store", id="store.store"),
-        Binding("escape,n", "answer(False)", "Reject", id="store.reject"),
+        Binding("n,escape", "answer(False)", "Reject", id="store.reject"),  # the footer: n
     ]
 
     def __init__(self, proposal: StoreProposal) -> None:

@@ -4,11 +4,14 @@ posted and drew, and seeding the store."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import RichLog
 
 from agent import events as ev
@@ -18,6 +21,7 @@ from app.tui import AstraApp, build_app
 from memory.errors import EmbedderUnavailableError
 from memory.service import MemoryService
 from memory.store import open_store
+from memory.transfer import import_records, parse_import
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 from widgets import MatchesLog
 
@@ -63,6 +67,21 @@ def rows(pane: RichLog) -> list[str]:
     return [strip.text.rstrip() for strip in pane.lines]
 
 
+def drawn(widget: Widget) -> list[str]:
+    """What a widget draws, row by row, at its size on the screen."""
+    return [strip.text.rstrip() for strip in widget.render_lines(widget.region.reset_offset)]
+
+
+def on_screen(widget: Widget) -> list[str]:
+    """What the screen shows where a widget is, its children and overlays included."""
+    region = widget.region
+    strips = widget.screen._compositor.render_strips()
+    return [
+        strips[y].crop(region.x, region.right).text.rstrip()
+        for y in range(region.y, min(region.bottom, len(strips)))
+    ]
+
+
 def option_texts(matches: MatchesLog) -> list[str]:
     """The plain text of each entry the matches pane lists."""
     return [Content.from_markup(str(option.prompt)).plain for option in matches.options]
@@ -80,6 +99,19 @@ def posted_events(messages: list[Message]) -> dict[str, list[ev.Event]]:
 def posted_lines(messages: list[Message]) -> list[str]:
     """The test-output lines the dashboard handled, in order."""
     return [e.line for m in messages if isinstance(m, TestOutputBatch) for e in m.events]
+
+
+async def seed_imported(url: str, lines: list[dict[str, object]]) -> list[str]:
+    """Post-mortem records, as `memory import` writes them (not test-confirmed); their ids."""
+    records = parse_import(
+        [json.dumps(line) for line in lines], default_scope="tui", now=datetime.now(UTC)
+    )
+    store = open_store(url)
+    try:
+        await import_records(store, HashEmbedder(), records)
+    finally:
+        await store.close()
+    return [record.memory_id for record in records]
 
 
 async def stored_records(url: str):

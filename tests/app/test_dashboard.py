@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 from rich.console import Console
 from textual.message import Message
-from textual.widgets import DataTable, Input, Label, Switch
+from textual.widgets import DataTable, Footer, Input, Label, Switch
 
 from agent.loop import AstraAgent
 from app.options import SessionOptions
@@ -40,6 +40,7 @@ from tests.app.pilot_helpers import (
     SlowModel,
     idle_app,
     leave_the_browser,
+    on_screen,
     option_texts,
     posted_events,
     posted_lines,
@@ -250,6 +251,52 @@ async def test_reject_store_writes_nothing(settings, url, alpha):
         await wait_for(pilot, lambda: app.sessions.finished)
     assert app.sessions.finished[0].report.stored_memory_ids == []
     assert await stored_records(url) == []
+
+
+async def test_the_store_modal_footer_shows_n_reject_and_n_rejects(settings, url, alpha):
+    """The footer said `esc Reject` while the README says `n` rejects."""
+    app = rehearsal_app(settings, url, alpha)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, StoreModal)
+        footer = " ".join(on_screen(app.screen.query_one(Footer)))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.sessions.finished)
+    assert "y Store" in footer and "n Reject" in footer and "esc" not in footer
+    assert app.sessions.finished[0].report.stored_memory_ids == []
+    assert await stored_records(url) == []
+
+
+async def test_stop_is_in_the_footer_only_while_a_session_runs(settings, url, alpha):
+    """Idle, the footer offered `s Stop`, which did nothing."""
+    first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
+    with ResponsesServer() as server:
+        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        app = live_app(settings, url, alpha, server)
+        async with app.run_test(size=SIZE) as pilot:
+            footer = app.dashboard.query_one(Footer)
+            await wait_for_screen(pilot, CostModal)
+            await pilot.click("#approve")
+            await wait_for(pilot, lambda: server.requests)
+            await pilot.pause()
+            running = " ".join(on_screen(footer))
+            await pilot.press("s")
+            await wait_for(pilot, lambda: app.sessions.finished)
+            await pilot.pause()
+            ended = " ".join(on_screen(footer))
+    idle = await idle_footer(settings, url)
+    assert "s Stop" in running
+    assert "s Stop" not in ended and "n New session" in ended
+    assert "Stop" not in idle and "n New session" in idle
+
+
+async def idle_footer(settings, url) -> str:
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await leave_the_browser(pilot)
+        await wait_for(pilot, lambda: app.sessions.status.startswith("idle"))
+        await pilot.pause()
+        return " ".join(on_screen(app.dashboard.query_one(Footer)))
 
 
 def live_app(settings, url, workspace, server) -> AstraApp:

@@ -8,6 +8,7 @@ import json
 from textual.widgets import DataTable, Input
 from textual.widgets._toast import Toast
 
+from agent import events as ev
 from agent.supervisor import CostQuote
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.cost_modal import quote_text
@@ -24,9 +25,11 @@ from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
+    drawn,
     idle_app,
     option_texts,
     seed,
+    seed_imported,
     stored_records,
     wait_for,
     wait_for_screen,
@@ -34,7 +37,7 @@ from tests.app.pilot_helpers import (
 from tests.app.test_dashboard import live_app
 from tests.app.test_snapshots import SnapshotHost, fixed_events
 from tests.fakes import HashEmbedder
-from widgets import MatchesLog
+from widgets import MatchesLog, SessionHeader
 
 FIXES = [
     ("KeyError: 'port' in config loader", "KeyError", "read port with a default " * 4),
@@ -126,6 +129,42 @@ async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
     assert highlighted == separators[1] + 2  # the second session's first match
 
 
+def finished_report() -> ev.SessionReport:
+    return ev.SessionReport(
+        session_id="session-fixed",
+        status="completed",
+        exit_code=0,
+        model_requests=7,
+        tool_calls=8,
+        memory_searches=[],
+        stored_memory_ids=["0123abcd-0000-5000-8000-000000000000"],
+        tests=ev.TestsReport(exit_code=0, passed=4, failed=0),
+        tokens={},
+        cost_usd=0.0123,
+        final_text="",
+        first_edit_turn=3,
+        first_search_turn=2,
+        first_request_chained=False,
+    )
+
+
+async def test_the_header_keeps_the_stored_count_and_the_cost_at_80_columns():
+    """At 80 columns the report line was cut at `…0 failed · s…`."""
+    host = SnapshotHost(DashboardScreen(), [*fixed_events(), finished_report()])
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = host.screen.query_one(SessionHeader)
+        narrow = drawn(header)[1].strip()
+        await pilot.resize_terminal(140, 24)
+        await pilot.pause()
+        wide = drawn(header)[1].strip()
+    assert narrow == "completed (exit 0) · tests 4 passed, 0 failed · stored 1 · $0.0123 · 7 req"
+    assert wide == (
+        "completed (exit 0) · 7 requests · 8 tool calls · tests 4 passed, 0 failed · "
+        "stored 1 · $0.0123"
+    )
+
+
 async def _browser(pilot, app) -> MemoryBrowserScreen:
     return await _browser_of(pilot, app, 2)
 
@@ -147,6 +186,92 @@ async def test_browser_enter_opens_the_record(settings, url):
         await pilot.press("enter")
         await wait_for_screen(pilot, RecordModal)
         assert app.screen.record.memory_id == expected.memory_id
+
+
+async def test_browser_search_box_moves_the_highlight_and_enter_opens_it(settings, url):
+    """Once `down` and `enter` did nothing in the search box: only Tab reached the table."""
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        await pilot.press(*"origins")
+        await wait_for(pilot, lambda: _title(browser).endswith("2 matches for 'origins'"))
+        await pilot.pause()
+        assert isinstance(app.focused, Input) and table.cursor_row == 0
+        await pilot.press("down")
+        assert table.cursor_row == 1 and isinstance(app.focused, Input)  # typing goes on
+        await pilot.press("up", "down")
+        expected = browser.selected()
+        await pilot.press("enter")
+        await wait_for_screen(pilot, RecordModal)
+        assert app.screen.record.memory_id == expected.memory_id
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is browser)
+        assert isinstance(app.focused, Input)
+
+
+async def test_browser_enter_typed_before_the_results_opens_the_first_match(settings, url):
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        await pilot.press(*"port", "enter")  # before the search's pause is over
+        await wait_for_screen(pilot, RecordModal)
+        opened = app.screen.record
+        first = str(browser.query_one(DataTable).get_row_at(0)[0])
+        assert browser.query_text == "port" and _title(browser).endswith("for 'port'")
+    assert opened.short_id == first
+
+
+def _title(browser: MemoryBrowserScreen) -> str:
+    return str(browser.query_one("#browser-title").render())
+
+
+IMPORTED = {
+    "fix_description": "read the port with a default when the config key is missing",
+    "error_type": "KeyError",
+    "file_paths": ["app/config.py"],
+    "symptom": "KeyError: 'port' in config loader",
+}
+
+
+async def test_browser_rows_mark_an_imported_record_at_80_columns(settings, url):
+    """Only the detail said `provenance imported`; `memory list` says it on the line."""
+    confirmed = (await seed(url, FIXES[1:]))[0]
+    imported = (await seed_imported(url, [IMPORTED]))[0]
+    app = idle_app(settings, url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        browser = await _browser(pilot, app)
+        table = browser.query_one(DataTable)
+        listed = {key: drawn_row(browser, key) for key in (confirmed, imported)}
+        await pilot.press(*"port")  # searching, the fix column is at its narrowest
+        await wait_for(pilot, lambda: _title(browser).endswith("matches for 'port'"))
+        await pilot.pause()
+        found = drawn_row(browser, imported)
+        assert "score" in table.columns
+    assert "imported · read the port" in listed[imported]
+    assert "imported" not in listed[confirmed] and "strip origins" in listed[confirmed]
+    assert "imported · read" in found
+
+
+def drawn_row(browser: MemoryBrowserScreen, memory_id: str) -> str:
+    """The table's row of this record as drawn: the header is the first line."""
+    table = browser.query_one(DataTable)
+    return drawn(table)[1 + table.get_row_index(memory_id)]
+
+
+async def test_matches_pane_marks_an_imported_match_on_its_line():
+    events = fixed_events()
+    for event in events:
+        if event.event == "memory_matched":
+            event.matches[0] = event.matches[0].model_copy(update={"provenance": "imported"})
+    host = SnapshotHost(DashboardScreen(), events)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = drawn(host.screen.query_one(MatchesLog))
+    match = next(line for line in lines if "1. strong" in line or "1. possible" in line)
+    assert "0123abcd imported · AssertionError" in match, lines
 
 
 async def test_browser_fix_column_takes_the_width_left(settings, url):

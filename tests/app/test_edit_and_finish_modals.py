@@ -4,13 +4,16 @@ approved with y, refused with n and a typed reason; the end-of-session choice.""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from textual.app import App
 
+import app.tui as app_module
 from agent.supervisor import EditDecision, EditProposal
 from app.dashboard_supervisor import DashboardSupervisor
 from app.screens.edit_modal import EditModal
 from app.screens.finish_modal import FinishModal
+from tests.app.pilot_helpers import drawn
 
 PROPOSAL = EditProposal("calc.sh", "--- a/calc.sh\n+++ b/calc.sh\n@@ -1 +1 @@\n-a - b\n+a + b\n")
 
@@ -41,3 +44,21 @@ async def test_n_asks_a_reason_that_goes_with_the_rejection():
 async def test_the_finish_modal_answers_each_choice():
     for key, choice in (("a", "apply"), ("b", "branch"), ("d", "discard"), ("escape", "branch")):
         assert await ask((key,), lambda s: s.choose_finish("/src", "astra/x")) == choice
+
+
+LONG = (
+    "--- a/app/service.py\n+++ b/app/service.py\n@@ -7,7 +7,7 @@\n"
+    '-    return [value for value in raw.split(",") if value]\n'
+    '+    return [value.strip() for value in raw.split(",") if value.strip()]  # ENDS HERE\n'
+)
+
+
+async def test_a_long_diff_line_is_drawn_whole_at_80_columns():
+    """It was cut at the modal's edge: `… if value.stri`."""
+    app = App(css_path=Path(app_module.__file__).parent / "app.tcss")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(EditModal(EditProposal("app/service.py", LONG)))
+        await pilot.pause()
+        await pilot.pause()
+        text = " ".join(drawn(app.screen.query_one("#edit-diff-text")))
+    assert "value.strip()]" in text and "# ENDS HERE" in text

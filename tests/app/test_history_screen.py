@@ -13,6 +13,7 @@ from app.session_history import SessionEntry, load_history, summary_path, write_
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
+    drawn,
     idle_app,
     leave_the_browser,
     wait_for,
@@ -56,8 +57,19 @@ async def test_h_lists_sessions_and_enter_replays_one_offline(settings, url, alp
         await wait_for_screen(pilot, HistoryScreen)
         table = app.screen.query_one(DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
-        row = [str(cell) for cell in table.get_row_at(0)]
-        assert row[:7] == ["2026-01-01 10:00", "completed", "7", "$0.2500", "1", "match", "1"]
+        row = dict(zip(table.columns, (str(cell) for cell in table.get_row_at(0)), strict=True))
+        assert row == {
+            "when": "2026-01-01 10:00",
+            "session": "session-old",
+            "status": "completed",
+            "turns": "7",
+            "cost": "$0.2500",
+            "matches": "1",
+            "memory": "match",
+            "stored": "1",
+            "workspace": row["workspace"],
+        }
+        assert str(alpha).endswith(row["workspace"].lstrip("…"))
         effect = str(app.screen.query_one("#history-effect", Label).render())
         assert "1 live sessions received a match, 0 did not" in effect and "too few" in effect
         await pilot.press("enter")
@@ -97,3 +109,52 @@ async def test_the_palette_offers_the_history(settings, url):
     async with app.run_test(size=SIZE):
         titles = [command.title for command in app.get_system_commands(app.screen)]
     assert "Session history" in titles
+
+
+def demo_pair(settings) -> list[SessionEntry]:
+    """The demo's two sessions: the same model, minute and status; ids and workspaces
+    that differ only at their ends."""
+    transcripts = settings.data_dir / "transcripts"
+    transcripts.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for name in ("alpha", "beta"):
+        demo = "demo-20261201-195012-d0ab6d"
+        entry = SessionEntry(
+            session_id=f"{demo}-{name}",
+            started_at="2026-12-01T19:50:12+00:00",
+            workspace=f"{settings.data_dir}/demo/{demo}/{name}",
+            model="gpt-6-astra",
+            mode="rehearsal",
+            status="completed",
+            exit_code=0,
+            turns=7,
+            cost_usd=0.0,
+        )
+        write_summary(summary_path(transcripts, entry.session_id), entry)
+        entries.append(entry)
+    return entries
+
+
+async def test_the_narrow_history_tells_its_sessions_apart(settings, url):
+    """At 80 columns each row read `… completed 7 $0.0000 … gpt-6-ast`: no session id, no
+    workspace, every row alike."""
+    demo_pair(settings)
+    app = idle_app(settings, url)
+    drawn_rows = {}
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        app.action_history()
+        await wait_for_screen(pilot, HistoryScreen)
+        table = app.screen.query_one(DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        for size in ((80, 24), (120, 40)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            drawn_rows[size] = drawn(table)[1:3]
+            assert [str(c.label) for c in table.columns.values()][:2] == ["when", "session"]
+    for size, (one, other) in drawn_rows.items():
+        assert one != other and len(one) <= size[0], (size, one)
+        for name in ("alpha", "beta"):  # its id's end and its workspace's, on one row
+            rows = [line for line in (one, other) if f"-{name} " in line]
+            assert len(rows) == 1 and f"/{name} " in rows[0] + " ", (size, one, other)
+    assert "gpt-6-ast " not in " ".join(drawn_rows[(80, 24)])

@@ -4,11 +4,12 @@ stores (Pilot, headless)."""
 from __future__ import annotations
 
 from textual.widgets import Input, Select
+from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from app.screens.memory_browser import MemoryBrowserScreen
 from memory.service import MemoryService
 from memory.store import open_store
-from tests.app.pilot_helpers import SIZE, idle_app, seed, wait_for, wait_for_screen
+from tests.app.pilot_helpers import SIZE, idle_app, on_screen, seed, wait_for, wait_for_screen
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 
 TUI = [
@@ -19,11 +20,11 @@ DEMO = ("ConnectionResetError while uploading the report", "ConnectionResetError
 DEMO_FIX = "retry the upload with a fresh connection"
 
 
-async def seed_demo(url: str) -> str:
+async def seed_demo(url: str, scope: str = "demo-1") -> str:
     """One record in scope `demo-1`, beside the `tui` ones."""
     store = open_store(url)
     try:
-        service = MemoryService(store, HashEmbedder(), session_id="seed-demo", scope="demo-1")
+        service = MemoryService(store, HashEmbedder(), session_id="seed-demo", scope=scope)
         service.confirm_outcome(PASSING, EVIDENCE)
         service.last_query = DEMO[0]
         return await service.store_fix_memory(DEMO_FIX, DEMO[1], ["app/up.py"], PASSING)
@@ -81,3 +82,33 @@ async def test_an_empty_session_scope_starts_the_browser_on_every_scope(settings
         assert [value for _, value in picker._options] == ["demo-1", "tui", None]  # tui kept
         notices = [n.message for n in app._notifications]
     assert "scope tui holds no record yet: showing all scopes" in notices
+
+
+LONG_SCOPE = "demo-20261201-195012-d0ab6d"  # the demo's, as `demo` names it
+
+
+async def test_a_long_scope_keeps_one_line_in_the_picker_and_its_list(settings, url):
+    """It wrapped as `demo-20261201-195012-d` over `0ab6d`, at 120 columns too."""
+    await seed(url, TUI)
+    await seed_demo(url, LONG_SCOPE)
+    for size in ((80, 24), (120, 40)):
+        app = idle_app(settings, url)
+        async with app.run_test(size=size) as pilot:
+            await wait_for_screen(pilot, MemoryBrowserScreen)
+            picker = app.screen.query_one("#scope", Select)
+            await wait_for(pilot, lambda picker=picker: len(picker._options) == 3)
+            picker.value = LONG_SCOPE
+            await pilot.pause()
+            label = written(on_screen(picker.query_one(SelectCurrent)))
+            picker.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            listed = written(on_screen(picker.query_one(SelectOverlay)))
+        shown = "demo-2…195012-d0ab6d"  # its kind, its date's end, its time, its tail
+        assert len(label) == 1 and shown in label[0], (size, label)
+        assert len(listed) == 3 and shown in listed[0], (size, listed)  # and tui, all scopes
+
+
+def written(lines: list[str]) -> list[str]:
+    """The lines with words on them, not the borders."""
+    return [line for line in lines if any(c.isalnum() for c in line)]
