@@ -74,6 +74,14 @@ def scope_name(text: str) -> str:
     return text
 
 
+def id_prefix(text: str) -> str:
+    """A memory or session id, or a prefix of one: not blank, since an empty prefix would
+    match every id (`memory delete '' --yes` would delete whatever record is there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the id is empty")
+    return text
+
+
 def session_options_parser() -> argparse.ArgumentParser:
     """DESIGN's `session options`, as a parent parser for the commands that run sessions."""
     session_options = OneLineParser(add_help=False)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from app.arguments import (
     OneLineParser,
+    id_prefix,
     positive_int,
     query_text,
     scope_name,
@@ -95,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     show = actions.add_parser(
         "show", parents=[store_options, json_option], help="one record with its evidence and audit"
     )
-    show.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    show.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
 
     search = actions.add_parser(
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
@@ -126,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete one record",
         description="Asks first on a terminal; without one, --yes is required.",
     )
-    delete.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    delete.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
     delete.add_argument("--yes", action="store_true", help="delete without asking")
 
     unstale = actions.add_parser(
@@ -135,7 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear a record's possibly-stale mark",
         description="The red sessions counted so far no longer count; later ones do.",
     )
-    unstale.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    unstale.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
 
     actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
@@ -281,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = steps.add_parser(
         "verify", parents=[store_options], help="confirm a smoke record persisted, then delete it"
     )
-    verify.add_argument("--memory-id", required=True, metavar="ID")
+    verify.add_argument("--memory-id", required=True, metavar="ID", type=id_prefix)
     return parser
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from app.arguments import id_prefix
+
 
 def _port(text: str) -> int:
     value = int(text)
@@ -27,7 +29,9 @@ def add_history_commands(
     actions = history.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("list", parents=[json_option], help="every session, newest first")
     show = actions.add_parser("show", parents=[json_option], help="one session")
-    show.add_argument("session_id", metavar="ID", help="a session id, or a unique prefix of one")
+    show.add_argument(
+        "session_id", metavar="ID", type=id_prefix, help="a session id, or a unique prefix of one"
+    )
 
     commands.add_parser(
         "report",

@@ -71,7 +71,8 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
 
 
 class AmbiguousExpectError(MemoryValidationError):
-    """An `expect` prefix that matches several records: a usage error, as for every id."""
+    """An `expect` that is blank or a prefix of several records (a blank one is a prefix of
+    every id): a usage error, as for every id."""
 
 
 async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> list[EvalQuery]:
@@ -81,6 +82,8 @@ async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> 
     records = await service.store.list_records()
     resolved = []
     for number, query in enumerate(queries, start=1):
+        if not query.expect.strip():
+            raise AmbiguousExpectError(f"query {number}: expect is empty; give a memory id")
         matches = [r for r in records if r.memory_id == query.expect] or [
             r for r in records if r.memory_id.startswith(query.expect)
         ]

@@ -68,6 +68,29 @@ def test_bad_search_flags_are_refused(capsys, data_dir, argv, message):
     assert not data_dir.exists()
 
 
+@pytest.mark.parametrize("blank", ["", " "])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "show", "{}"),
+        ("memory", "delete", "{}", "--yes"),
+        ("memory", "unstale", "{}"),
+        ("smoke", "verify", "--memory-id", "{}"),
+        ("sessions", "show", "{}"),
+    ],
+)
+def test_an_empty_id_is_refused_not_taken_as_a_prefix_of_every_id(
+    capsys, tmp_path, data_dir, argv, blank
+):
+    """An empty prefix would match every id: `delete '' --yes` deleted the only record."""
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    with pytest.raises(SystemExit) as exited:
+        main([part.replace("{}", blank) for part in argv])
+    assert exited.value.code == 2
+    assert "the id is empty" in one_error_line(capsys.readouterr().err)
+    assert len(json.loads(run(capsys, "memory", "list", "--json")[1])) == 1
+
+
 def test_delete_without_a_terminal_needs_yes(capsys, tmp_path, data_dir):
     run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
     [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])

@@ -249,7 +249,8 @@ def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
     for expect, code, words in (
         ("ffff", 1, "query 2: expect 'ffff' is no memory record"),
         (prefix, 2, f"query 2: expect {prefix!r} matches"),
-        ("", 2, "query 2: expect '' matches"),
+        ("", 2, "query 2: expect is empty"),
+        (" ", 2, "query 2: expect is empty"),
         (elsewhere["memory_id"][:8], 1, "is in scope 'other'"),
     ):
         rows = [{"query": query, "expect": elsewhere["memory_id"], "scope": "other"}]
