@@ -1,5 +1,6 @@
 """A memory URL as the user gave it, made exact: a relative `sqlite:///` path is resolved
-against the current folder (and shown so), and its folder must already exist. Only the
+against the current folder (and shown so), and its folder must already exist;
+`sqlite:///:memory:` is refused, not taken as a file named `:memory:`. Only the
 default store, inside the data dir, has its folder made for it (by the store)."""
 
 from __future__ import annotations
@@ -17,6 +18,12 @@ def resolve_memory_url(url: str) -> str:
     text = url.removeprefix(SQLITE)
     if not url.startswith(SQLITE) or not text or text.endswith("/"):
         return url  # not SQLite, or malformed: the store says which
+    if text == ":memory:" or text.startswith("file::memory:"):
+        raise CommandError(
+            f"{url} is not supported: memory must outlive the process; name a file, e.g. "
+            "sqlite:///memory.sqlite3",
+            2,
+        )
     path = Path(text).expanduser()
     if not path.is_absolute():
         path = Path.cwd() / path

@@ -140,6 +140,31 @@ def test_a_relative_sqlite_path_in_a_missing_folder_is_refused(
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "import", "{in}"),
+        ("memory", "list"),
+        ("memory", "search", "KeyError"),
+        ("doctor",),
+    ],
+)
+@pytest.mark.parametrize("given", ["flag", "environment"])
+def test_an_in_memory_sqlite_url_is_refused(capsys, tmp_path, data_dir, monkeypatch, argv, given):
+    """`sqlite:///:memory:` was resolved against the current folder: a file named `:memory:`."""
+    monkeypatch.chdir(tmp_path)
+    source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    argv = tuple(part.replace("{in}", source) for part in argv)
+    if given == "flag":
+        argv += ("--memory", "sqlite:///:memory:")
+    else:
+        monkeypatch.setenv("ASTRA_MEMORY_URL", "sqlite:///:memory:")
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert "sqlite:///:memory: is not supported" in one_error_line(err)
+    assert not (tmp_path / ":memory:").exists() and not data_dir.exists()
+
+
 def test_the_environment_url_is_resolved_too(capsys, tmp_path, data_dir, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ASTRA_MEMORY_URL", "sqlite:///missing/m.sqlite3")
