@@ -36,7 +36,7 @@ from app.errors import CommandError
 from app.options import DEMO_PROJECTS, SessionOptions
 from app.session_history import SummaryRecorder
 from app.settings import Settings
-from memory.embedder import Embedder, shared_embedder
+from memory.embedder import Embedder
 from memory.records import mask_url_passwords
 from memory.service import MemoryService
 from memory.store import MemoryStore
@@ -129,12 +129,7 @@ def build_agent(
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
-        embedder
-        or shared_embedder(
-            settings.astra_embedding_model_path,
-            kind=settings.astra_embedder,
-            data_dir=settings.data_dir,
-        ),
+        embedder or settings.embedder(),
         session_id=session_id,
         scope=options.scope,
         min_relevance=options.min_relevance or settings.astra_min_relevance,

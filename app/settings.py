@@ -23,11 +23,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 from dotenv import dotenv_values
 
 from app.errors import CommandError
+
+if TYPE_CHECKING:
+    from memory.embedder import Embedder
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-6-astra"
@@ -147,6 +151,15 @@ class Settings:
     @property
     def data_dir(self) -> Path:
         return self.astra_data_dir.expanduser()
+
+    def embedder(self) -> Embedder:
+        """The embedder of ASTRA_EMBEDDER's kind, loaded once per process: the one sessions
+        search with, so every command (doctor and smoke too) checks and uses the same."""
+        from memory.embedder import shared_embedder  # light to import; the model loads later
+
+        return shared_embedder(
+            self.astra_embedding_model_path, kind=self.astra_embedder, data_dir=self.data_dir
+        )
 
     @property
     def memory_url(self) -> str:

@@ -19,7 +19,6 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
-from memory.embedder import shared_embedder
 from memory.explain import explanation, query_reading
 from memory.records import (
     MemoryRecord,
@@ -43,14 +42,6 @@ async def memory(args: argparse.Namespace, settings: Settings) -> int:
         return await ACTIONS[args.action](args, settings, store)
     finally:
         await store.close()
-
-
-def _embedder(settings: Settings):
-    return shared_embedder(
-        settings.astra_embedding_model_path,
-        kind=settings.astra_embedder,
-        data_dir=settings.data_dir,
-    )
 
 
 async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
@@ -203,7 +194,7 @@ def _print_fields(rows: list[tuple[str, str]]) -> None:
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     service = MemoryService(
         store,
-        _embedder(settings),
+        settings.embedder(),
         session_id="cli",
         scope=args.scope,
         stale_after=settings.astra_stale_after,
@@ -361,7 +352,7 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
         task = progress.add_task("embedding", total=len(records))
         result = await import_records(
             store,
-            _embedder(settings),
+            settings.embedder(),
             records,
             lambda done, total: progress.update(task, completed=done),
         )
@@ -399,7 +390,7 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
                 count = await migrate(
                     source,
                     target,
-                    _embedder(settings),
+                    settings.embedder(),
                     lambda done, total: progress.update(task, completed=done, total=total),
                 )
         finally:
@@ -420,7 +411,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         resolve_expected,
     )
 
-    service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
+    service = MemoryService(store, settings.embedder(), session_id="eval", scope=args.scope)
     try:
         queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     except AmbiguousExpectError as exc:
