@@ -325,14 +325,19 @@ def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
     """The config file's values where neither a flag nor the environment gives one."""
     if args.command == "config":
         return settings  # it reports the file; a broken file must not stop it
-    config = load_config(config_path())
+    path = config_path()
+    config = load_config(path)
     args.config = config
     if hasattr(args, "budget_usd") and args.budget_usd is None:
         args.budget_usd = config.budget_usd
     if args.command in ("tui", "run") and args.scope is None:
         args.scope = config.scope
     if settings.astra_memory_url is None and config.memory_url:
-        settings = replace(settings, astra_memory_url=config.memory_url)
+        try:  # a bad URL must say where it came from, or no command says what to fix
+            url = resolve_memory_url(config.memory_url)
+        except CommandError as exc:
+            raise CommandError(f"memory_url in the config file {path}: {exc}", 2) from None
+        settings = replace(settings, astra_memory_url=url)
     return settings
 
 
