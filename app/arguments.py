@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
+from app.settings import budget_usd
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -44,14 +45,9 @@ def seconds(text: str) -> float:
 
 def dollars(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite number of US dollars, more than 0, got {text}"
-        )
-    return value
+        return budget_usd(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def score(text: str) -> float:

@@ -52,12 +52,18 @@ class Secret:
     __str__ = __repr__
 
 
-def _positive(text: str) -> float:
-    """A spending limit: a finite number of US dollars above 0 (nan, inf, 0 and -1 are not)."""
-    value = _non_negative(text)
-    if value == 0:
-        raise ValueError(f"must be more than 0, got {text!r}")
-    return value
+def budget_usd(value: object) -> float:
+    """A spending limit: a finite number of US dollars above 0 (nan, inf, 0 and -1 are not),
+    checked here for ASTRA_BUDGET_USD, --budget-usd and the config file alike."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("expected a number of US dollars")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"expected a number of US dollars, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"must be a finite number of US dollars, more than 0, got {value!r}")
+    return number
 
 
 def _non_negative(text: str) -> float:
@@ -172,7 +178,7 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_data_dir": Path,
     "astra_embedder": _embedder,
     "astra_embedding_model_path": Path,
-    "astra_budget_usd": _positive,
+    "astra_budget_usd": budget_usd,
     "astra_price_input_per_million": _non_negative,
     "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,

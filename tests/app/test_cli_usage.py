@@ -52,6 +52,23 @@ def test_bad_session_flags_are_refused(capsys, data_dir, alpha, argv, message):
     assert not data_dir.exists()  # nothing written: no store, no ledger, no transcript
 
 
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
+def test_a_budget_is_refused_with_what_it_must_be_wherever_it_is_given(
+    capsys, data_dir, monkeypatch, value
+):
+    """ASTRA_BUDGET_USD=inf said "must be 0 or more", though 0 is refused too."""
+    wanted = f"must be a finite number of US dollars, more than 0, got '{value}'"
+    monkeypatch.setenv("ASTRA_BUDGET_USD", value)
+    code, _, err = run(capsys, "ledger")
+    assert code == 2 and f"ASTRA_BUDGET_USD: {wanted}" in one_error_line(err)
+    monkeypatch.delenv("ASTRA_BUDGET_USD")
+    with pytest.raises(SystemExit):
+        main(["doctor", "--budget-usd", value])
+    assert f"--budget-usd: {wanted}" in one_error_line(capsys.readouterr().err)
+    code, _, err = run(capsys, "config", "set", "budget_usd", value)
+    assert code == 2 and wanted in one_error_line(err)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
