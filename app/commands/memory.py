@@ -309,7 +309,7 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
     from memory.transfer import export_lines, export_to_file
 
     if args.out:
-        count = await export_to_file(store, Path(args.out), _database_file(store), args.scope)
+        count = await export_to_file(store, Path(args.out), args.scope)
     else:
         count = 0
         async for line in export_lines(store, scope=args.scope):
@@ -319,12 +319,6 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
         f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
     )
     return 0
-
-
-def _database_file(store: MemoryStore) -> Path | None:
-    """The file an embedded store keeps its records in; None for a server."""
-    path = getattr(store, "path", None)
-    return Path(path) if path is not None else None
 
 
 def _read_lines(name: str) -> list[str]:

@@ -296,11 +296,16 @@ def test_smoke_store_then_verify_in_another_process(tmp_path):
     assert again.returncode == 1 and "no smoke record" in again.stderr
 
 
-def test_an_unwritable_export_path_is_one_line(capsys, tmp_path, data_dir):
-    code, _, err = run(
-        capsys, "memory", "export", "--out", str(tmp_path / "no" / "such" / "x.jsonl")
-    )
-    assert code == 1 and "No such file or directory" in one_error_line(err)
+def test_an_unwritable_export_path_is_one_line_naming_it(capsys, tmp_path, data_dir):
+    """Not the temporary file beside it: '/no/such/.x.jsonl.anunm0sj.tmp'."""
+    (tmp_path / "folder").mkdir()
+    for out, words in (
+        (tmp_path / "no" / "such" / "x.jsonl", "No such file or directory"),
+        (tmp_path / "folder", "Is a directory"),
+    ):
+        code, _, err = run(capsys, "memory", "export", "--out", str(out))
+        assert code == 1 and one_error_line(err).endswith(f"{words}: {out}"), err
+    assert list((tmp_path / "folder").iterdir()) == []
 
 
 def test_a_data_dir_that_is_a_file_is_one_line(capsys, tmp_path, monkeypatch):
