@@ -20,7 +20,13 @@ from agent.supervisor import Supervisor
 from app.errors import CommandError
 from app.options import SessionOptions
 from app.screens.export_modal import default_export_path
-from app.session_builder import build_agent, build_transport, finish, finish_choice, preflight
+from app.session_builder import (
+    build_agent,
+    check_session_options,
+    finish,
+    finish_choice,
+    preflight,
+)
 from app.settings import Settings
 from memory.embedder import Embedder
 from memory.embedding_process import ProcessEmbedder
@@ -124,10 +130,9 @@ class DashboardBackend:
         """Why a session with these options could not start (no key, no known price, a bad
         rehearsal script), or None. Blocks: it reads the script."""
         try:
-            transport, _ = build_transport(self.settings, options, "check", lambda _event: None)
+            asyncio.run(check_session_options(self.settings, options))
         except CommandError as exc:
             return str(exc)
-        asyncio.run(transport.aclose())
         return None
 
     def browser_service(self) -> MemoryService:

@@ -104,6 +104,14 @@ def build_transport(
     return RecordingTransport(http, transcript, secrets=[key]), guard
 
 
+async def check_session_options(settings: Settings, options: SessionOptions) -> None:
+    """What `run` checks of a session's options before it starts (a readable rehearsal
+    script; for --live the key, a known price and https), with nothing sent or written: a
+    CommandError (exit 2) on a problem. The dashboard checks them the same way."""
+    transport, _ = build_transport(settings, options, "check", lambda _event: None)
+    await transport.aclose()
+
+
 def build_agent(
     settings: Settings,
     options: SessionOptions,
