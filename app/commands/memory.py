@@ -221,6 +221,8 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
     if not results:
         where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
         console.print(f"No matches in {escape(where)}.")
+        if not args.all_scopes:
+            await _other_scopes_hint(store, args.scope)
         return 0
     for r in results:
         console.print(
@@ -235,6 +237,19 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         if args.explain:
             console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
     return 0
+
+
+async def _other_scopes_hint(store: MemoryStore, scope: str) -> None:
+    """Where the records are when the scope searched has none that match (after the demo,
+    its records are in the demo's own scope): one line, the biggest scopes named."""
+    counts = (await store.stats(utc_now())).by_scope
+    others = sorted(((n, s) for s, n in counts.items() if s != scope), reverse=True)
+    if others:
+        named = ", ".join(f"{s} {n}" for n, s in others[:3]) + (", …" if len(others) > 3 else "")
+        console.print(
+            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): pass "
+            "--scope S or --all-scopes"
+        )
 
 
 def _search_row(result: MemorySearchResult) -> dict[str, object]:

@@ -464,3 +464,19 @@ def test_an_empty_scope_is_a_usage_error(capsys, data_dir, argv):
         main([*argv, "--scope", " "])
     assert stopped.value.code == 2
     assert "--scope: the scope is empty" in one_error_line(capsys.readouterr().err)
+
+
+def test_a_search_that_finds_nothing_says_where_other_records_are(capsys, tmp_path, data_dir):
+    """After the demo, `memory search` in scope default said only "No matches"."""
+    source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    run(capsys, "memory", "import", source, "--scope", "demo-20260101-000000-abc123")
+    code, out, _ = run(capsys, "memory", "search", "origin whitespace")
+    assert code == 0 and out.splitlines() == [
+        "No matches in scope 'default'.",
+        "1 record(s) in other scopes (demo-20260101-000000-abc123 1): pass --scope S or "
+        "--all-scopes",
+    ]
+    assert json.loads(run(capsys, "memory", "search", "origin whitespace", "--json")[1]) == []
+    run(capsys, "memory", "import", source)
+    out = run(capsys, "memory", "search", "x", "--scope", "default", "--min-score", "0.99")[1]
+    assert "1 record(s) in other scopes" in out
