@@ -23,6 +23,7 @@ from app.arguments import (
     scope_name,
     score,
     session_options_parser,
+    whole_number,
 )
 from app.config_file import config_path, default_env_file, load_config
 from app.errors import CommandError
@@ -118,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(with --json: each match's 'why' and the query's 'reading')",
     )
     search.add_argument("--error-type", help="only records of this error type")
-    search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
+    search.add_argument(
+        "--top-k", type=whole_number, default=5, help="matches to show, 1..10 (default 5)"
+    )
     search.add_argument(
         "--min-score", type=score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory.errors import MemoryValidationError
 from memory.service import MemoryService
 from memory.sqlite_store import SQLiteMemoryStore
+from memory.transfer import json_object
 
 MRR_DEPTH = 10
 
@@ -58,7 +59,9 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
         if not line.strip():
             continue
         try:
-            queries.append(EvalQuery.model_validate_json(line))
+            queries.append(EvalQuery.model_validate(json_object(line)))
+        except MemoryValidationError as exc:
+            raise MemoryValidationError(f"line {number}: {exc}") from exc
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])

@@ -210,6 +210,18 @@ def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) 
     )
 
 
+def json_object(line: str) -> dict[str, object]:
+    """One JSONL line as an object, or a MemoryValidationError saying why not: the words of
+    both import and eval."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise MemoryValidationError(f"not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise MemoryValidationError("expected a JSON object")
+    return data
+
+
 def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> list[MemoryRecord]:
     """Every record in a JSONL import, or a MemoryValidationError naming the first bad line."""
     records: dict[str, MemoryRecord] = {}
@@ -217,15 +229,11 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise MemoryValidationError("expected a JSON object")
+            data = json_object(line)
             if "session_id" in data and "timestamp" in data:
                 record = _full_record(data)
             else:
                 record = _minimal_record(data, default_scope, now)
-        except json.JSONDecodeError as exc:
-            raise MemoryValidationError(f"line {number}: not valid JSON ({exc.msg})") from exc
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])

@@ -52,6 +52,28 @@ def test_bad_session_flags_are_refused(capsys, data_dir, alpha, argv, message):
     assert not data_dir.exists()  # nothing written: no store, no ledger, no transcript
 
 
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["memory", "--bogus"], "unrecognized arguments: --bogus (see astra-memory memory --help)"),
+        (["memory", "list", "--bogus"], "--bogus (see astra-memory memory list --help)"),
+        (["memory", "list", "--limit", "abc"], "--limit: expected a whole number, got 'abc'"),
+        (["memory", "search", "x", "--top-k", "abc"], "--top-k: expected a whole number"),
+        (["memory", "search", "x", "--min-score", "abc"], "--min-score: expected a number"),
+        (["serve", "--port", "abc"], "argument --port: expected a whole number, got 'abc'"),
+        (["serve", "--port", "0"], "argument --port: must be a port from 1 to 65535, got 0"),
+        (["memory", "delete", "--yes"], "required: ID (see astra-memory memory delete --help)"),
+    ],
+)
+def test_an_argument_error_names_the_flag_and_the_commands_help(capsys, data_dir, argv, words):
+    """`memory --bogus` said ACTION was missing; `memory list --bogus` pointed to the top
+    help; `--port abc` said 'invalid _port value'."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and words in one_error_line(capsys.readouterr().err)
+    assert not data_dir.exists()
+
+
 @pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
 def test_a_budget_is_refused_with_what_it_must_be_wherever_it_is_given(
     capsys, data_dir, monkeypatch, value

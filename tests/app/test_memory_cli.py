@@ -232,6 +232,14 @@ def test_eval_with_a_bad_line_names_the_field(capsys, tmp_path, data_dir):
     assert code == 1 and "line 1: expect: Field required" in one_error_line(err)
 
 
+def test_eval_says_a_line_is_not_json_in_imports_words(capsys, tmp_path, data_dir):
+    for command in ("eval", "import"):
+        code, _, err = run(capsys, "memory", command, str(write_jsonl(tmp_path / "q.jsonl", "x")))
+        assert code == 1 and "line 1: not valid JSON (Expecting value)" in one_error_line(err)
+        code, _, err = run(capsys, "memory", command, str(write_jsonl(tmp_path / "q.jsonl", [1])))
+        assert code == 1 and "line 1: expected a JSON object" in one_error_line(err)
+
+
 def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
     """An unknown id is exit 1 and an ambiguous prefix exit 2, as for every id; a record in
     another scope than the one searched is exit 1, naming its scope."""
