@@ -357,7 +357,9 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
     if not records:
         raise CommandError(f"{args.file} holds no records")
     present = {r.memory_id for r in records if await store.get(r.memory_id) is not None}
-    with Progress(console=err_console, transient=True) as progress:
+    with Progress(
+        console=err_console, transient=True, disable=not err_console.is_terminal
+    ) as progress:
         task = progress.add_task("embedding", total=len(records))
         result = await import_records(
             store,
@@ -394,7 +396,9 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
     try:
         target = open_store(args.target)
         try:
-            with Progress(console=err_console, transient=True) as progress:
+            with Progress(
+                console=err_console, transient=True, disable=not err_console.is_terminal
+            ) as progress:
                 task = progress.add_task("migrating", total=None)
                 count = await migrate(
                     source,

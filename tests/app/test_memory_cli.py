@@ -114,8 +114,11 @@ def test_unknown_id_is_one_line_and_changes_nothing(capsys, tmp_path, data_dir):
 
 
 def test_minimal_records_are_marked_imported_wherever_shown(capsys, tmp_path, data_dir):
-    code, out, _ = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    code, out, err = run(
+        capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    )
     assert code == 0 and "1 marked imported, not test-confirmed" in out
+    assert err == ""  # piped, no progress bar, nor the blank line it left
     [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
     assert listed["provenance"] == "imported"
     assert "IMPORTED" in run(capsys, "memory", "list")[1]
@@ -187,7 +190,8 @@ def test_an_import_conflict_is_reported_and_the_record_kept(capsys, tmp_path, da
     code, out, err = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "b.jsonl", weaker)))
 
     assert code == 0 and "imported 0 record(s)" in out
-    assert f"conflict: {confirmed['memory_id']} is test-confirmed" in err
+    assert err.startswith(f"conflict: {confirmed['memory_id']} is test-confirmed"), err
+    assert len(err.splitlines()) == 1  # no blank line left by the progress bar
     kept = json.loads(run(capsys, "memory", "show", confirmed["memory_id"], "--json")[1])
     assert kept["provenance"] == "test-confirmed" and kept["evidence"]["passed"] == 1
 
