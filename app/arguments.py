@@ -5,28 +5,60 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
+from app.settings import budget_usd
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """A usage error is one line on stderr and exit 2, as every other error is."""
+    """A usage error is one line on stderr and exit 2, as every other error is, pointing to
+    the help of the (sub)command that refused it. An unknown flag is named first: argparse
+    would say that ACTION is missing, or leave it to the top parser's help."""
+
+    given: Sequence[str] = ()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self.given = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def error(self, message: str) -> NoReturn:
+        unknown = [
+            arg
+            for arg in self.given
+            if arg.startswith("-") and arg.split("=")[0] not in self._option_string_actions
+        ]
+        if message.startswith("the following arguments are required") and unknown:
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         self.exit(2, f"astra-memory: error: {message} (see {self.prog} --help)\n")
 
 
+def whole_number(text: str) -> int:
+    """An int, or a usage error saying what was wanted (argparse would say 'invalid
+    positive_int value', naming our function)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
 def positive_int(text: str) -> int:
-    value = int(text)
+    value = whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
 def at_least_one(text: str) -> int:
-    value = int(text)
+    value = whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
@@ -44,18 +76,16 @@ def seconds(text: str) -> float:
 
 def dollars(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"must be a finite number of US dollars, more than 0, got {text}"
-        )
-    return value
+        return budget_usd(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def score(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
     if not 0.0 <= value <= 1.0:  # nan fails both comparisons
         raise argparse.ArgumentTypeError(f"must be from 0 to 1, got {text}")
     return value
@@ -71,6 +101,14 @@ def scope_name(text: str) -> str:
     """A scope: not blank (a usage error, exit 2, as every other flag's)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("the scope is empty")
+    return text
+
+
+def id_prefix(text: str) -> str:
+    """A memory or session id, or a prefix of one: not blank, since an empty prefix would
+    match every id (`memory delete '' --yes` would delete whatever record is there)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the id is empty")
     return text
 
 

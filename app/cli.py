@@ -17,11 +17,13 @@ from pathlib import Path
 
 from app.arguments import (
     OneLineParser,
+    id_prefix,
     positive_int,
     query_text,
     scope_name,
     score,
     session_options_parser,
+    whole_number,
 )
 from app.config_file import config_path, default_env_file, load_config
 from app.errors import CommandError
@@ -95,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     show = actions.add_parser(
         "show", parents=[store_options, json_option], help="one record with its evidence and audit"
     )
-    show.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    show.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
 
     search = actions.add_parser(
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
@@ -115,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(with --json: each match's 'why' and the query's 'reading')",
     )
     search.add_argument("--error-type", help="only records of this error type")
-    search.add_argument("--top-k", type=int, default=5, help="matches to show, 1..10 (default 5)")
+    search.add_argument(
+        "--top-k", type=whole_number, default=5, help="matches to show, 1..10 (default 5)"
+    )
     search.add_argument(
         "--min-score", type=score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
     )
@@ -126,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete one record",
         description="Asks first on a terminal; without one, --yes is required.",
     )
-    delete.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    delete.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
     delete.add_argument("--yes", action="store_true", help="delete without asking")
 
     unstale = actions.add_parser(
@@ -135,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear a record's possibly-stale mark",
         description="The red sessions counted so far no longer count; later ones do.",
     )
-    unstale.add_argument("memory_id", metavar="ID", help="a memory id, or a unique prefix of one")
+    unstale.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
 
     actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
@@ -281,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = steps.add_parser(
         "verify", parents=[store_options], help="confirm a smoke record persisted, then delete it"
     )
-    verify.add_argument("--memory-id", required=True, metavar="ID")
+    verify.add_argument("--memory-id", required=True, metavar="ID", type=id_prefix)
     return parser
 
 
@@ -318,14 +328,19 @@ def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
     """The config file's values where neither a flag nor the environment gives one."""
     if args.command == "config":
         return settings  # it reports the file; a broken file must not stop it
-    config = load_config(config_path())
+    path = config_path()
+    config = load_config(path)
     args.config = config
     if hasattr(args, "budget_usd") and args.budget_usd is None:
         args.budget_usd = config.budget_usd
     if args.command in ("tui", "run") and args.scope is None:
         args.scope = config.scope
     if settings.astra_memory_url is None and config.memory_url:
-        settings = replace(settings, astra_memory_url=config.memory_url)
+        try:  # a bad URL must say where it came from, or no command says what to fix
+            url = resolve_memory_url(config.memory_url)
+        except CommandError as exc:
+            raise CommandError(f"memory_url in the config file {path}: {exc}", 2) from None
+        settings = replace(settings, astra_memory_url=url)
     return settings
 
 

@@ -9,7 +9,6 @@ writes the rest. Reading is light (tomllib), so the dashboard's first frame does
 
 from __future__ import annotations
 
-import math
 import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 import platformdirs
 
 from app.errors import CommandError
+from app.settings import budget_usd
 
 
 def config_path() -> Path:
@@ -30,15 +30,6 @@ def default_env_file() -> Path:
     return config_path().with_name(".env")
 
 
-def _budget(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ValueError("expected a number of US dollars")
-    number = float(value)
-    if not math.isfinite(number) or number <= 0:
-        raise ValueError(f"must be a finite number of US dollars, more than 0, got {value}")
-    return number
-
-
 def _text(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("expected a non-empty string")
@@ -49,7 +40,7 @@ PARSERS: dict[str, Callable[[object], object]] = {
     "theme": _text,
     "memory_url": _text,
     "scope": _text,
-    "budget_usd": _budget,
+    "budget_usd": budget_usd,
 }
 
 

@@ -20,13 +20,19 @@ from agent.supervisor import Supervisor
 from app.errors import CommandError
 from app.options import SessionOptions
 from app.screens.export_modal import default_export_path
-from app.session_builder import build_agent, build_transport, finish, finish_choice, preflight
+from app.session_builder import (
+    build_agent,
+    check_session_options,
+    finish,
+    finish_choice,
+    preflight,
+)
 from app.settings import Settings
 from memory.embedder import Embedder
 from memory.embedding_process import ProcessEmbedder
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
-from memory.transfer import export_lines
+from memory.transfer import export_to_file
 
 
 class DashboardBackend:
@@ -124,10 +130,9 @@ class DashboardBackend:
         """Why a session with these options could not start (no key, no known price, a bad
         rehearsal script), or None. Blocks: it reads the script."""
         try:
-            transport, _ = build_transport(self.settings, options, "check", lambda _event: None)
+            asyncio.run(check_session_options(self.settings, options))
         except CommandError as exc:
             return str(exc)
-        asyncio.run(transport.aclose())
         return None
 
     def browser_service(self) -> MemoryService:
@@ -143,16 +148,10 @@ class DashboardBackend:
         """Every record as JSONL, as `memory export` writes it, to `path` (default: a new
         file in the data dir's exports folder); returns the file and how many records it
         holds. Only the exports folder is made if missing."""
-        lines = [line async for line in export_lines(self.store)]
         path = path or default_export_path(self.settings.data_dir)
-
-        def write() -> None:
-            if path.parent == self.settings.data_dir / "exports":
-                path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-
-        await asyncio.to_thread(write)
-        return path, len(lines)
+        if path.parent == self.settings.data_dir / "exports":
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+        return path, await export_to_file(self.store, path)
 
     async def close(self) -> None:
         try:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from app.arguments import id_prefix, whole_number
 
-def _port(text: str) -> int:
-    value = int(text)
+
+def port(text: str) -> int:
+    value = whole_number(text)
     if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 65535, got {value}")
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, got {value}")
     return value
 
 
@@ -27,7 +29,9 @@ def add_history_commands(
     actions = history.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("list", parents=[json_option], help="every session, newest first")
     show = actions.add_parser("show", parents=[json_option], help="one session")
-    show.add_argument("session_id", metavar="ID", help="a session id, or a unique prefix of one")
+    show.add_argument(
+        "session_id", metavar="ID", type=id_prefix, help="a session id, or a unique prefix of one"
+    )
 
     commands.add_parser(
         "report",
@@ -46,7 +50,7 @@ def add_history_commands(
         "reaches the port drives the dashboard, with your key and your memory.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve.add_argument("--port", type=_port, default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=port, default=8000, help="port (default 8000)")
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow a host other than loopback"
     )

@@ -36,7 +36,7 @@ from app.errors import CommandError
 from app.options import DEMO_PROJECTS, SessionOptions
 from app.session_history import SummaryRecorder
 from app.settings import Settings
-from memory.embedder import Embedder, shared_embedder
+from memory.embedder import Embedder
 from memory.records import mask_url_passwords
 from memory.service import MemoryService
 from memory.store import MemoryStore
@@ -104,6 +104,14 @@ def build_transport(
     return RecordingTransport(http, transcript, secrets=[key]), guard
 
 
+async def check_session_options(settings: Settings, options: SessionOptions) -> None:
+    """What `run` checks of a session's options before it starts (a readable rehearsal
+    script; for --live the key, a known price and https), with nothing sent or written: a
+    CommandError (exit 2) on a problem. The dashboard checks them the same way."""
+    transport, _ = build_transport(settings, options, "check", lambda _event: None)
+    await transport.aclose()
+
+
 def build_agent(
     settings: Settings,
     options: SessionOptions,
@@ -129,12 +137,7 @@ def build_agent(
     transport, guard = build_transport(settings, options, session_id, emit)
     memory = MemoryService(
         store,
-        embedder
-        or shared_embedder(
-            settings.astra_embedding_model_path,
-            kind=settings.astra_embedder,
-            data_dir=settings.data_dir,
-        ),
+        embedder or settings.embedder(),
         session_id=session_id,
         scope=options.scope,
         min_relevance=options.min_relevance or settings.astra_min_relevance,

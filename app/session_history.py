@@ -53,6 +53,12 @@ class SessionEntry:
         return len(self.delivered_memory_ids)
 
     @property
+    def transcript_shown(self) -> str:
+        """Its transcript, or why it has none: one wording for `sessions show` and the
+        history screen (a rehearsal's was "unknown" in one, "none" in the other)."""
+        return self.transcript or "none (only live sessions are recorded)"
+
+    @property
     def green(self) -> bool:
         return self.exit_code == 0
 

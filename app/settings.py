@@ -23,11 +23,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 from dotenv import dotenv_values
 
 from app.errors import CommandError
+
+if TYPE_CHECKING:
+    from memory.embedder import Embedder
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-6-astra"
@@ -48,12 +52,18 @@ class Secret:
     __str__ = __repr__
 
 
-def _positive(text: str) -> float:
-    """A spending limit: a finite number of US dollars above 0 (nan, inf, 0 and -1 are not)."""
-    value = _non_negative(text)
-    if value == 0:
-        raise ValueError(f"must be more than 0, got {text!r}")
-    return value
+def budget_usd(value: object) -> float:
+    """A spending limit: a finite number of US dollars above 0 (nan, inf, 0 and -1 are not),
+    checked here for ASTRA_BUDGET_USD, --budget-usd and the config file alike."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError("expected a number of US dollars")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"expected a number of US dollars, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"must be a finite number of US dollars, more than 0, got {value!r}")
+    return number
 
 
 def _non_negative(text: str) -> float:
@@ -148,6 +158,15 @@ class Settings:
     def data_dir(self) -> Path:
         return self.astra_data_dir.expanduser()
 
+    def embedder(self) -> Embedder:
+        """The embedder of ASTRA_EMBEDDER's kind, loaded once per process: the one sessions
+        search with, so every command (doctor and smoke too) checks and uses the same."""
+        from memory.embedder import shared_embedder  # light to import; the model loads later
+
+        return shared_embedder(
+            self.astra_embedding_model_path, kind=self.astra_embedder, data_dir=self.data_dir
+        )
+
     @property
     def memory_url(self) -> str:
         """ASTRA_MEMORY_URL, or the embedded store inside the data dir."""
@@ -159,7 +178,7 @@ PARSERS: dict[str, Callable[[str], object]] = {
     "astra_data_dir": Path,
     "astra_embedder": _embedder,
     "astra_embedding_model_path": Path,
-    "astra_budget_usd": _positive,
+    "astra_budget_usd": budget_usd,
     "astra_price_input_per_million": _non_negative,
     "astra_price_cached_input_per_million": _non_negative,
     "astra_price_output_per_million": _non_negative,

@@ -266,10 +266,16 @@ class AstraApp(App[int]):
         self.exit(self.sessions.exit_code)
 
     def keep_theme(self, theme: str | None, config_file: Path) -> None:
-        """Start in the config file's theme (if Textual has it); save the one chosen."""
+        """Start in the config file's theme (if Textual has it, else say so); save the one
+        chosen."""
         self.config_path = config_file
         if theme in self.available_themes:
             self.theme = theme
+        elif theme is not None:
+            self.notify(
+                f"no theme {theme!r} (from the config file {config_file}); using {self.theme}",
+                severity="warning",
+            )
 
     def _save_theme(self, theme: object) -> None:
         if self.config_path is not None:

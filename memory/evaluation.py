@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from memory.errors import MemoryValidationError
 from memory.service import MemoryService
 from memory.sqlite_store import SQLiteMemoryStore
+from memory.transfer import json_object
 
 MRR_DEPTH = 10
 
@@ -58,7 +59,9 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
         if not line.strip():
             continue
         try:
-            queries.append(EvalQuery.model_validate_json(line))
+            queries.append(EvalQuery.model_validate(json_object(line)))
+        except MemoryValidationError as exc:
+            raise MemoryValidationError(f"line {number}: {exc}") from exc
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])
@@ -71,7 +74,8 @@ def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
 
 
 class AmbiguousExpectError(MemoryValidationError):
-    """An `expect` prefix that matches several records: a usage error, as for every id."""
+    """An `expect` that is blank or a prefix of several records (a blank one is a prefix of
+    every id): a usage error, as for every id."""
 
 
 async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> list[EvalQuery]:
@@ -81,6 +85,8 @@ async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> 
     records = await service.store.list_records()
     resolved = []
     for number, query in enumerate(queries, start=1):
+        if not query.expect.strip():
+            raise AmbiguousExpectError(f"query {number}: expect is empty; give a memory id")
         matches = [r for r in records if r.memory_id == query.expect] or [
             r for r in records if r.memory_id.startswith(query.expect)
         ]

@@ -14,6 +14,8 @@ characters inside a record, not line ends.
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import os
 import tempfile
@@ -76,13 +78,23 @@ def refuse_database_target(out: Path, database: Path | None) -> None:
             )
 
 
-async def export_to_file(
-    store: MemoryStore, out: Path, database: Path | None, scope: str | None = None
-) -> int:
-    """Write the export to `out` atomically: a temporary file in the same folder, fsynced
-    and renamed over the target (a symlinked target keeps its link). Returns the count."""
-    refuse_database_target(out, database)
-    target = out.resolve()
+async def export_to_file(store: MemoryStore, out: Path, scope: str | None = None) -> int:
+    """Write the export to `out` atomically: a temporary file in the same folder, mode 0600
+    (records may hold code), fsynced and renamed over the target (a symlinked target keeps
+    its link), in a thread. Returns the count. The one way the CLI and the dashboard export
+    to a file; an OSError names `out`, never the temporary file."""
+    refuse_database_target(out, getattr(store, "path", None))  # None: a server's store
+    lines = [line async for line in export_lines(store, scope=scope)]
+    try:
+        await asyncio.to_thread(_write_whole, out.resolve(), lines)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(out)) from None
+    return len(lines)
+
+
+def _write_whole(target: Path, lines: list[str]) -> None:
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, or removed on failure
         "w",
         encoding="utf-8",
@@ -92,12 +104,9 @@ async def export_to_file(
         suffix=".tmp",
         delete=False,
     )
-    count = 0
     try:
         with handle:
-            async for line in export_lines(store, scope=scope):
-                handle.write(line + "\n")
-                count += 1
+            handle.writelines(line + "\n" for line in lines)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(handle.name, target)
@@ -105,7 +114,6 @@ async def export_to_file(
         Path(handle.name).unlink(missing_ok=True)
         raise
     _fsync_folder(target.parent)
-    return count
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -202,6 +210,18 @@ def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) 
     )
 
 
+def json_object(line: str) -> dict[str, object]:
+    """One JSONL line as an object, or a MemoryValidationError saying why not: the words of
+    both import and eval."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise MemoryValidationError(f"not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise MemoryValidationError("expected a JSON object")
+    return data
+
+
 def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> list[MemoryRecord]:
     """Every record in a JSONL import, or a MemoryValidationError naming the first bad line."""
     records: dict[str, MemoryRecord] = {}
@@ -209,15 +229,11 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise MemoryValidationError("expected a JSON object")
+            data = json_object(line)
             if "session_id" in data and "timestamp" in data:
                 record = _full_record(data)
             else:
                 record = _minimal_record(data, default_scope, now)
-        except json.JSONDecodeError as exc:
-            raise MemoryValidationError(f"line {number}: not valid JSON ({exc.msg})") from exc
         except ValidationError as exc:
             problem = exc.errors()[0]
             where = ".".join(str(part) for part in problem["loc"])

@@ -24,6 +24,8 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "set":
         if args.value is None and not args.unset:
             raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
+        if not args.unset:
+            check_value(args.key, args.value)
         set_value(path, args.key, None if args.unset else args.value)
         console.print(f"{args.key} {'removed' if args.unset else 'set'} in {path}")
         return 0
@@ -37,6 +39,23 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def check_value(key: str, value: str) -> None:
+    """What the file cannot check when it is read, as it is read before the dashboard's first
+    frame: a memory URL a store can serve, a theme Textual has. A CommandError (exit 2)."""
+    if key == "memory_url":
+        try:
+            resolve_memory_url(value)
+        except CommandError as exc:
+            raise CommandError(f"bad value for memory_url: {exc}", 2) from None
+    if key == "theme":
+        from textual.theme import BUILTIN_THEMES  # the dashboard registers no others
+
+        if value not in BUILTIN_THEMES:
+            raise CommandError(
+                f"bad value for theme: no theme {value!r} (known: {', '.join(BUILTIN_THEMES)})", 2
+            )
+
+
 def in_force(settings: Settings) -> dict[str, dict[str, object]]:
     """Each key's value and its source, flags aside (they apply to one run)."""
     kept = asdict(load_config(config_path()))
@@ -47,7 +66,10 @@ def in_force(settings: Settings) -> dict[str, dict[str, object]]:
     if settings.astra_memory_url:  # the environment's (main leaves the file out here)
         memory = {"value": settings.memory_url, "from": "environment ASTRA_MEMORY_URL"}
     elif kept["memory_url"]:
-        memory = {"value": resolve_memory_url(kept["memory_url"]), "from": "config file"}
+        try:
+            memory = {"value": resolve_memory_url(kept["memory_url"]), "from": "config file"}
+        except CommandError as exc:  # shown, not raised: `config show` is where to look
+            memory = {"value": kept["memory_url"], "from": f"config file, unusable: {exc}"}
     else:
         memory = {"value": settings.memory_url, "from": "default: the data dir"}
     rows["memory_url"] = memory

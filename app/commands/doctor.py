@@ -14,7 +14,6 @@ from app.errors import CommandError
 from app.options import options_from
 from app.session_builder import price_override
 from app.settings import Settings
-from memory.embedder import shared_embedder
 from memory.records import mask_url_passwords, shown
 
 
@@ -26,7 +25,7 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     checks = await run_preflight(
         memory_url=options.memory or settings.memory_url,
-        embedder=shared_embedder(settings.astra_embedding_model_path),
+        embedder=settings.embedder(),
         base_env=dict(os.environ),
         workspace=workspace,
         test_cmd=options.test_cmd,

@@ -19,7 +19,6 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
-from memory.embedder import shared_embedder
 from memory.explain import explanation, query_reading
 from memory.records import (
     MemoryRecord,
@@ -43,14 +42,6 @@ async def memory(args: argparse.Namespace, settings: Settings) -> int:
         return await ACTIONS[args.action](args, settings, store)
     finally:
         await store.close()
-
-
-def _embedder(settings: Settings):
-    return shared_embedder(
-        settings.astra_embedding_model_path,
-        kind=settings.astra_embedder,
-        data_dir=settings.data_dir,
-    )
 
 
 async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
@@ -203,7 +194,7 @@ def _print_fields(rows: list[tuple[str, str]]) -> None:
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     service = MemoryService(
         store,
-        _embedder(settings),
+        settings.embedder(),
         session_id="cli",
         scope=args.scope,
         stale_after=settings.astra_stale_after,
@@ -230,6 +221,8 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
     if not results:
         where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
         console.print(f"No matches in {escape(where)}.")
+        if not args.all_scopes:
+            await _other_scopes_hint(store, args.scope)
         return 0
     for r in results:
         console.print(
@@ -244,6 +237,19 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         if args.explain:
             console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
     return 0
+
+
+async def _other_scopes_hint(store: MemoryStore, scope: str) -> None:
+    """Where the records are when the scope searched has none that match (after the demo,
+    its records are in the demo's own scope): one line, the biggest scopes named."""
+    counts = (await store.stats(utc_now())).by_scope
+    others = sorted(((n, s) for s, n in counts.items() if s != scope), reverse=True)
+    if others:
+        named = ", ".join(f"{s} {n}" for n, s in others[:3]) + (", …" if len(others) > 3 else "")
+        console.print(
+            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): pass "
+            "--scope S or --all-scopes"
+        )
 
 
 def _search_row(result: MemorySearchResult) -> dict[str, object]:
@@ -318,7 +324,7 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
     from memory.transfer import export_lines, export_to_file
 
     if args.out:
-        count = await export_to_file(store, Path(args.out), _database_file(store), args.scope)
+        count = await export_to_file(store, Path(args.out), args.scope)
     else:
         count = 0
         async for line in export_lines(store, scope=args.scope):
@@ -328,12 +334,6 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
         f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
     )
     return 0
-
-
-def _database_file(store: MemoryStore) -> Path | None:
-    """The file an embedded store keeps its records in; None for a server."""
-    path = getattr(store, "path", None)
-    return Path(path) if path is not None else None
 
 
 def _read_lines(name: str) -> list[str]:
@@ -357,11 +357,13 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
     if not records:
         raise CommandError(f"{args.file} holds no records")
     present = {r.memory_id for r in records if await store.get(r.memory_id) is not None}
-    with Progress(console=err_console, transient=True) as progress:
+    with Progress(
+        console=err_console, transient=True, disable=not err_console.is_terminal
+    ) as progress:
         task = progress.add_task("embedding", total=len(records))
         result = await import_records(
             store,
-            _embedder(settings),
+            settings.embedder(),
             records,
             lambda done, total: progress.update(task, completed=done),
         )
@@ -394,12 +396,14 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
     try:
         target = open_store(args.target)
         try:
-            with Progress(console=err_console, transient=True) as progress:
+            with Progress(
+                console=err_console, transient=True, disable=not err_console.is_terminal
+            ) as progress:
                 task = progress.add_task("migrating", total=None)
                 count = await migrate(
                     source,
                     target,
-                    _embedder(settings),
+                    settings.embedder(),
                     lambda done, total: progress.update(task, completed=done, total=total),
                 )
         finally:
@@ -420,7 +424,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         resolve_expected,
     )
 
-    service = MemoryService(store, _embedder(settings), session_id="eval", scope=args.scope)
+    service = MemoryService(store, settings.embedder(), session_id="eval", scope=args.scope)
     try:
         queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     except AmbiguousExpectError as exc:

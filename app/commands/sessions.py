@@ -40,11 +40,16 @@ def when(entry: SessionEntry) -> str:
     return (entry.started_at or "?")[:19].replace("T", " ")
 
 
+def counted(number: int | None, one: str, many: str) -> str:
+    """`1 match`, `2 matches`, `? turns` (not known)."""
+    return f"{'?' if number is None else number} {one if number == 1 else many}"
+
+
 def list_line(entry: SessionEntry) -> str:
-    turns = "?" if entry.turns is None else entry.turns
     return (
         f"{when(entry)}  {escape(entry.session_id)}  {entry.status or 'unknown'}  "
-        f"{turns} turns  ${entry.cost_usd:.4f}  {entry.matches_delivered} matches  "
+        f"{counted(entry.turns, 'turn', 'turns')}  ${entry.cost_usd:.4f}  "
+        f"{counted(entry.matches_delivered, 'match', 'matches')}  "
         f"{len(entry.stored_memory_ids)} stored  {escape(entry.model or '?')}  "
         f"{escape(entry.workspace or '?')}"
     )
@@ -69,5 +74,5 @@ def detail_rows(entry: SessionEntry) -> list[tuple[str, str]]:
         ("time to green", green),
         ("delivered", ", ".join(entry.delivered_memory_ids) or "none"),
         ("stored", ", ".join(entry.stored_memory_ids) or "none"),
-        ("transcript", text(entry.transcript)),
+        ("transcript", entry.transcript_shown),
     ]

@@ -17,7 +17,6 @@ from rich.markup import escape
 from app.commands.memory import resolve_id
 from app.errors import CommandError
 from app.settings import Settings
-from memory.embedder import Embedder, shared_embedder
 from memory.records import MemoryRecord, TestEvidence, utc_now
 from memory.service import MemoryService
 from memory.store import MemoryStore, open_store
@@ -42,14 +41,10 @@ async def smoke(args: argparse.Namespace, settings: Settings) -> int:
         await store.close()
 
 
-def _embedder(settings: Settings) -> Embedder:
-    return shared_embedder(settings.astra_embedding_model_path)
-
-
 async def smoke_store(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     """Store a temporary record, find it again by its symptom, print its id."""
     session = f"smoke-{uuid.uuid4()}"
-    service = MemoryService(store, _embedder(settings), session_id=session, scope=SMOKE_SCOPE)
+    service = MemoryService(store, settings.embedder(), session_id=session, scope=SMOKE_SCOPE)
     await service.search_codebase_memory(SMOKE_SYMPTOM, top_k=1)
     service.confirm_outcome(
         SMOKE_OUTCOME,
@@ -86,7 +81,7 @@ async def smoke_verify(args: argparse.Namespace, settings: Settings, store: Memo
     if record is None or record.scope != SMOKE_SCOPE:
         raise CommandError(f"no smoke record with id {args.memory_id!r} in {store.url}")
     service = MemoryService(
-        store, _embedder(settings), session_id="smoke-verify", scope=SMOKE_SCOPE
+        store, settings.embedder(), session_id="smoke-verify", scope=SMOKE_SCOPE
     )
     found = await service.search_codebase_memory(record.symptom, top_k=10)
     if all(r.record.memory_id != record.memory_id for r in found.results):

@@ -23,8 +23,11 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
     if workspace is not None:
         if not workspace.is_dir():
             raise CommandError(f"workspace {workspace} is not a directory", 2)
-        if not options.live and options.replay is None:
-            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
+        # before the dashboard opens, as `run` does: one line and exit 2, not a toast. It
+        # costs a session's layers before the first frame, which that session needs anyway.
+        from app.session_builder import check_session_options
+
+        await check_session_options(settings, options)
     app = build_app(settings, options, workspace)
     app.keep_theme(args.config.theme, config_path())
     code = await app.run_async()

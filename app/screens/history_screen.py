@@ -84,7 +84,7 @@ def detail(entry: SessionEntry) -> str:
             f"${entry.cost_usd:.4f} · time to green {green}",
             f"matches delivered: {', '.join(i[:8] for i in entry.delivered_memory_ids) or 'none'}",
             f"stored: {', '.join(entry.stored_memory_ids) or 'none'}",
-            f"transcript: {text(entry.transcript)}",
+            f"transcript: {entry.transcript_shown}",
             "enter replays it in the dashboard (offline, free, no store)"
             if can_replay(entry) is None
             else f"no replay: {can_replay(entry)}",

@@ -436,7 +436,7 @@ class MemoryBrowserScreen(Screen):
             return
         try:
             path, count = await backend.export(path)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: the target is the database
             self.notify(f"export failed: {exc}", severity="error")
             return
         self.exported = path

@@ -53,6 +53,45 @@ def test_bad_session_flags_are_refused(capsys, data_dir, alpha, argv, message):
 
 
 @pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["memory", "--bogus"], "unrecognized arguments: --bogus (see astra-memory memory --help)"),
+        (["memory", "list", "--bogus"], "--bogus (see astra-memory memory list --help)"),
+        (["memory", "list", "--limit", "abc"], "--limit: expected a whole number, got 'abc'"),
+        (["memory", "search", "x", "--top-k", "abc"], "--top-k: expected a whole number"),
+        (["memory", "search", "x", "--min-score", "abc"], "--min-score: expected a number"),
+        (["serve", "--port", "abc"], "argument --port: expected a whole number, got 'abc'"),
+        (["serve", "--port", "0"], "argument --port: must be a port from 1 to 65535, got 0"),
+        (["memory", "delete", "--yes"], "required: ID (see astra-memory memory delete --help)"),
+    ],
+)
+def test_an_argument_error_names_the_flag_and_the_commands_help(capsys, data_dir, argv, words):
+    """`memory --bogus` said ACTION was missing; `memory list --bogus` pointed to the top
+    help; `--port abc` said 'invalid _port value'."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and words in one_error_line(capsys.readouterr().err)
+    assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
+def test_a_budget_is_refused_with_what_it_must_be_wherever_it_is_given(
+    capsys, data_dir, monkeypatch, value
+):
+    """ASTRA_BUDGET_USD=inf said "must be 0 or more", though 0 is refused too."""
+    wanted = f"must be a finite number of US dollars, more than 0, got '{value}'"
+    monkeypatch.setenv("ASTRA_BUDGET_USD", value)
+    code, _, err = run(capsys, "ledger")
+    assert code == 2 and f"ASTRA_BUDGET_USD: {wanted}" in one_error_line(err)
+    monkeypatch.delenv("ASTRA_BUDGET_USD")
+    with pytest.raises(SystemExit):
+        main(["doctor", "--budget-usd", value])
+    assert f"--budget-usd: {wanted}" in one_error_line(capsys.readouterr().err)
+    code, _, err = run(capsys, "config", "set", "budget_usd", value)
+    assert code == 2 and wanted in one_error_line(err)
+
+
+@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["search", "KeyError", "--min-score", "2"], "--min-score"),
@@ -66,6 +105,29 @@ def test_bad_search_flags_are_refused(capsys, data_dir, argv, message):
         main(["memory", *argv])
     assert exited.value.code == 2 and message in one_error_line(capsys.readouterr().err)
     assert not data_dir.exists()
+
+
+@pytest.mark.parametrize("blank", ["", " "])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "show", "{}"),
+        ("memory", "delete", "{}", "--yes"),
+        ("memory", "unstale", "{}"),
+        ("smoke", "verify", "--memory-id", "{}"),
+        ("sessions", "show", "{}"),
+    ],
+)
+def test_an_empty_id_is_refused_not_taken_as_a_prefix_of_every_id(
+    capsys, tmp_path, data_dir, argv, blank
+):
+    """An empty prefix would match every id: `delete '' --yes` deleted the only record."""
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    with pytest.raises(SystemExit) as exited:
+        main([part.replace("{}", blank) for part in argv])
+    assert exited.value.code == 2
+    assert "the id is empty" in one_error_line(capsys.readouterr().err)
+    assert len(json.loads(run(capsys, "memory", "list", "--json")[1])) == 1
 
 
 def test_delete_without_a_terminal_needs_yes(capsys, tmp_path, data_dir):
@@ -115,6 +177,31 @@ def test_a_relative_sqlite_path_in_a_missing_folder_is_refused(
     code, _, err = run(capsys, "memory", "stats", "--memory", "sqlite:///nowhere/m.sqlite3")
     assert code == 2 and "does not exist" in one_error_line(err)
     assert not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("memory", "import", "{in}"),
+        ("memory", "list"),
+        ("memory", "search", "KeyError"),
+        ("doctor",),
+    ],
+)
+@pytest.mark.parametrize("given", ["flag", "environment"])
+def test_an_in_memory_sqlite_url_is_refused(capsys, tmp_path, data_dir, monkeypatch, argv, given):
+    """`sqlite:///:memory:` was resolved against the current folder: a file named `:memory:`."""
+    monkeypatch.chdir(tmp_path)
+    source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    argv = tuple(part.replace("{in}", source) for part in argv)
+    if given == "flag":
+        argv += ("--memory", "sqlite:///:memory:")
+    else:
+        monkeypatch.setenv("ASTRA_MEMORY_URL", "sqlite:///:memory:")
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert "sqlite:///:memory: is not supported" in one_error_line(err)
+    assert not (tmp_path / ":memory:").exists() and not data_dir.exists()
 
 
 def test_the_environment_url_is_resolved_too(capsys, tmp_path, data_dir, monkeypatch):

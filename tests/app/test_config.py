@@ -67,3 +67,39 @@ async def test_a_theme_chosen_in_the_dashboard_is_saved(settings, url, tmp_path)
     async with app.run_test() as pilot:
         app.theme = "ansi-light"
         await wait_for(pilot, lambda: load_config(tmp_path / "config.toml").theme == "ansi-light")
+
+
+async def test_a_theme_the_config_file_names_that_textual_lacks_is_said_so(settings, url, tmp_path):
+    app = idle_app(settings, url)
+    app.keep_theme("nosuchtheme", tmp_path / "config.toml")
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: bool(app._notifications))
+        [note] = list(app._notifications)
+        assert "nosuchtheme" in note.message and str(tmp_path / "config.toml") in note.message
+        assert app.theme == "textual-dark"
+
+
+def test_set_refuses_a_value_no_command_could_use_and_leaves_the_file(capsys, data_dir, tmp_path):
+    run(capsys, "config", "set", "scope", "team")
+    before = config_path().read_text()
+    for key, value, words in (
+        ("memory_url", "bogus://", "unsupported memory URL 'bogus://'"),
+        ("memory_url", "sqlite:///:memory:", "sqlite:///:memory: is not supported"),
+        ("memory_url", f"sqlite:///{tmp_path}/missing/m.sqlite3", "the folder for the memory"),
+        ("theme", "nosuchtheme", "no theme 'nosuchtheme'"),
+    ):
+        code, _, err = run(capsys, "config", "set", key, value)
+        assert code == 2 and f"bad value for {key}: {words}" in one_error_line(err), err
+        assert config_path().read_text() == before
+    assert run(capsys, "config", "set", "theme", "nord")[0] == 0
+
+
+def test_a_bad_memory_url_in_the_file_names_the_file(capsys, data_dir):
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    config_path().write_text('memory_url = "bogus://"\n')
+    code, _, err = run(capsys, "memory", "list")
+    line = one_error_line(err)
+    assert code == 2 and f"memory_url in the config file {config_path()}" in line
+    assert "unsupported memory URL 'bogus://'" in line
+    shown = json.loads(run(capsys, "config", "show", "--json")[1])["values"]["memory_url"]
+    assert shown["value"] == "bogus://" and "unusable" in shown["from"]

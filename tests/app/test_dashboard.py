@@ -439,6 +439,7 @@ async def test_browser_exports_every_record(settings, any_url):
         assert browser.exported.parent == settings.data_dir / "exports"
         exported = [json.loads(line) for line in browser.exported.read_text().splitlines()]
     assert [row["memory_id"] for row in exported] == ids
+    assert browser.exported.stat().st_mode & 0o777 == 0o600  # as `memory export --out`
 
 
 async def test_browser_searches_by_meaning_as_you_type(settings, any_url):

@@ -21,6 +21,7 @@ from tests.app.pilot_helpers import (
     option_texts,
     wait_for,
 )
+from tests.app.test_memory_cli import one_error_line
 from widgets import MatchesLog
 
 
@@ -73,6 +74,23 @@ def test_no_command_opens_the_dashboard_idle_on_the_memory_browser(cli_env):
 def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
     assert main(["tui", "--workspace", str(alpha)]) == 2
     assert "needs --replay" in capsys.readouterr().err and cli_env.apps == []
+
+
+@pytest.mark.parametrize("command", ["tui", "run"])
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--replay", "/nonexistent.jsonl"], "cannot use rehearsal script"),
+        (["--live"], "live mode needs OPENAI_API_KEY"),
+    ],
+)
+def test_tui_refuses_session_options_as_run_does_before_the_dashboard_opens(
+    cli_env, alpha, capsys, command, argv, words
+):
+    """A missing script opened the dashboard and said so in a toast."""
+    code = main([command, "--workspace", str(alpha), *argv])
+    assert code == 2 and words in one_error_line(capsys.readouterr().err)
+    assert cli_env.apps == []
 
 
 def test_tui_runs_a_rehearsed_session(cli_env, alpha):

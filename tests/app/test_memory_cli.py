@@ -114,8 +114,11 @@ def test_unknown_id_is_one_line_and_changes_nothing(capsys, tmp_path, data_dir):
 
 
 def test_minimal_records_are_marked_imported_wherever_shown(capsys, tmp_path, data_dir):
-    code, out, _ = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    code, out, err = run(
+        capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    )
     assert code == 0 and "1 marked imported, not test-confirmed" in out
+    assert err == ""  # piped, no progress bar, nor the blank line it left
     [listed] = json.loads(run(capsys, "memory", "list", "--json")[1])
     assert listed["provenance"] == "imported"
     assert "IMPORTED" in run(capsys, "memory", "list")[1]
@@ -187,7 +190,8 @@ def test_an_import_conflict_is_reported_and_the_record_kept(capsys, tmp_path, da
     code, out, err = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "b.jsonl", weaker)))
 
     assert code == 0 and "imported 0 record(s)" in out
-    assert f"conflict: {confirmed['memory_id']} is test-confirmed" in err
+    assert err.startswith(f"conflict: {confirmed['memory_id']} is test-confirmed"), err
+    assert len(err.splitlines()) == 1  # no blank line left by the progress bar
     kept = json.loads(run(capsys, "memory", "show", confirmed["memory_id"], "--json")[1])
     assert kept["provenance"] == "test-confirmed" and kept["evidence"]["passed"] == 1
 
@@ -232,6 +236,14 @@ def test_eval_with_a_bad_line_names_the_field(capsys, tmp_path, data_dir):
     assert code == 1 and "line 1: expect: Field required" in one_error_line(err)
 
 
+def test_eval_says_a_line_is_not_json_in_imports_words(capsys, tmp_path, data_dir):
+    for command in ("eval", "import"):
+        code, _, err = run(capsys, "memory", command, str(write_jsonl(tmp_path / "q.jsonl", "x")))
+        assert code == 1 and "line 1: not valid JSON (Expecting value)" in one_error_line(err)
+        code, _, err = run(capsys, "memory", command, str(write_jsonl(tmp_path / "q.jsonl", [1])))
+        assert code == 1 and "line 1: expected a JSON object" in one_error_line(err)
+
+
 def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
     """An unknown id is exit 1 and an ambiguous prefix exit 2, as for every id; a record in
     another scope than the one searched is exit 1, naming its scope."""
@@ -249,7 +261,8 @@ def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
     for expect, code, words in (
         ("ffff", 1, "query 2: expect 'ffff' is no memory record"),
         (prefix, 2, f"query 2: expect {prefix!r} matches"),
-        ("", 2, "query 2: expect '' matches"),
+        ("", 2, "query 2: expect is empty"),
+        (" ", 2, "query 2: expect is empty"),
         (elsewhere["memory_id"][:8], 1, "is in scope 'other'"),
     ):
         rows = [{"query": query, "expect": elsewhere["memory_id"], "scope": "other"}]
@@ -295,11 +308,16 @@ def test_smoke_store_then_verify_in_another_process(tmp_path):
     assert again.returncode == 1 and "no smoke record" in again.stderr
 
 
-def test_an_unwritable_export_path_is_one_line(capsys, tmp_path, data_dir):
-    code, _, err = run(
-        capsys, "memory", "export", "--out", str(tmp_path / "no" / "such" / "x.jsonl")
-    )
-    assert code == 1 and "No such file or directory" in one_error_line(err)
+def test_an_unwritable_export_path_is_one_line_naming_it(capsys, tmp_path, data_dir):
+    """Not the temporary file beside it: '/no/such/.x.jsonl.anunm0sj.tmp'."""
+    (tmp_path / "folder").mkdir()
+    for out, words in (
+        (tmp_path / "no" / "such" / "x.jsonl", "No such file or directory"),
+        (tmp_path / "folder", "Is a directory"),
+    ):
+        code, _, err = run(capsys, "memory", "export", "--out", str(out))
+        assert code == 1 and one_error_line(err).endswith(f"{words}: {out}"), err
+    assert list((tmp_path / "folder").iterdir()) == []
 
 
 def test_a_data_dir_that_is_a_file_is_one_line(capsys, tmp_path, monkeypatch):
@@ -458,3 +476,19 @@ def test_an_empty_scope_is_a_usage_error(capsys, data_dir, argv):
         main([*argv, "--scope", " "])
     assert stopped.value.code == 2
     assert "--scope: the scope is empty" in one_error_line(capsys.readouterr().err)
+
+
+def test_a_search_that_finds_nothing_says_where_other_records_are(capsys, tmp_path, data_dir):
+    """After the demo, `memory search` in scope default said only "No matches"."""
+    source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    run(capsys, "memory", "import", source, "--scope", "demo-20260101-000000-abc123")
+    code, out, _ = run(capsys, "memory", "search", "origin whitespace")
+    assert code == 0 and out.splitlines() == [
+        "No matches in scope 'default'.",
+        "1 record(s) in other scopes (demo-20260101-000000-abc123 1): pass --scope S or "
+        "--all-scopes",
+    ]
+    assert json.loads(run(capsys, "memory", "search", "origin whitespace", "--json")[1]) == []
+    run(capsys, "memory", "import", source)
+    out = run(capsys, "memory", "search", "x", "--scope", "default", "--min-score", "0.99")[1]
+    assert "1 record(s) in other scopes" in out

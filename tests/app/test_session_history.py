@@ -13,6 +13,7 @@ import pytest
 
 from app.cli import main
 from app.options import DEMO_PROJECTS
+from app.screens.history_screen import detail
 from app.session_history import (
     MIN_PER_SIDE,
     SessionEntry,
@@ -218,3 +219,18 @@ async def test_report_says_how_often_a_records_deliveries_ended_green(capsys, tm
     assert f"{delivered[:8]}  AssertionError  delivered 3x; of 3 session(s) ended, 2 green" in (
         capsys.readouterr().out
     )
+
+
+def test_sessions_list_counts_in_the_singular_and_show_says_why_there_is_no_transcript(
+    capsys, data_dir
+):
+    """`1 matches`; a rehearsal's transcript was "unknown" here, "none" in the history pane."""
+    _summary(data_dir, "rehearsed", matched=True, turns=1)
+    assert main(["sessions", "list"]) == 0
+    line = capsys.readouterr().out
+    assert "  1 turn  " in line and "  1 match  " in line
+    assert main(["sessions", "show", "rehearsed"]) == 0
+    shown = capsys.readouterr().out
+    assert "transcript     none (only live sessions are recorded)" in shown.splitlines()
+    [entry] = load_history(data_dir)
+    assert "transcript: none (only live sessions are recorded)" in detail(entry)

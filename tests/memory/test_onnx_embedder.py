@@ -188,6 +188,18 @@ def test_the_commands_load_the_model_once_and_never_import_torch(data_dir, onnx_
         assert (ran["code"], ran["heavy"], ran["sessions"]) == (0, [], 0), ran
 
 
+def test_doctor_and_smoke_check_the_embedder_sessions_use(data_dir, onnx_embedder):
+    """They built torch's whatever ASTRA_EMBEDDER said: doctor checked another model than
+    sessions search with, and took seconds to import it."""
+    ran = cli(data_dir, "doctor")
+    assert (ran["heavy"], ran["sessions"]) == ([], 1), ran
+    assert "embedding model" in ran["output"]
+    stored = cli(data_dir, "smoke", "store")
+    assert (stored["code"], stored["heavy"], stored["sessions"]) == (0, [], 1), stored
+    verified = cli(data_dir, "smoke", "verify", "--memory-id", stored["output"].strip())
+    assert (verified["code"], verified["heavy"], verified["sessions"]) == (0, [], 1), verified
+
+
 def test_model_prepare_says_where_the_checked_export_is(data_dir, onnx_embedder):
     ran = cli(data_dir, "model", "prepare")
     assert ran["code"] == 0 and ran["heavy"] == []

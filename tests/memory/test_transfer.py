@@ -62,7 +62,7 @@ async def test_export_replaces_the_file_whole_and_keeps_a_symlink(service, store
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
 
-    assert await export_to_file(store, link, store.path) == 1
+    assert await export_to_file(store, link) == 1
 
     assert link.is_symlink() and json.loads(real.read_text())["fix_description"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
@@ -75,7 +75,7 @@ async def test_a_failed_export_leaves_the_old_file_untouched(db_path, tmp_path):
     out.write_text("yesterday's backup\n")
 
     with pytest.raises(MemoryStoreError):
-        await export_to_file(store, out, db_path)
+        await export_to_file(store, out)
 
     assert out.read_text() == "yesterday's backup\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

@@ -20,7 +20,7 @@ import pytest
 from actian_vectorai import AsyncVectorAIClient
 
 from app.cli import main
-from app.commands import memory as memory_commands
+from app.settings import Settings
 from memory.errors import MemoryStoreError
 from memory.records import MemoryRecord, TestEvidence
 from memory.store import MemoryStore, open_store
@@ -446,7 +446,7 @@ async def test_migrate_reembeds_only_records_of_another_model(tmp_path, standin)
 
 def test_migrate_command_copies_between_urls(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("ASTRA_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(memory_commands, "_embedder", lambda settings: HashEmbedder())
+    monkeypatch.setattr(Settings, "embedder", lambda settings: HashEmbedder())
     source, target = (f"sqlite:///{tmp_path / name}" for name in ("a.sqlite3", "b.sqlite3"))
 
     async def seed() -> None:
