@@ -81,6 +81,19 @@ def options_from(args: argparse.Namespace) -> SessionOptions:
     )
 
 
+def refuse_unstartable(options: SessionOptions, has_key: bool) -> None:
+    """A CommandError (exit 2) for a session that cannot start, as far as light checks can
+    tell (`tui` makes them before the first frame): a rehearsal without a script file, or
+    live without a key. `session_builder.build_transport` reads the script and the price."""
+    if not options.live:
+        if options.replay is None:
+            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
+        if not options.replay.is_file():
+            raise CommandError(f"cannot use rehearsal script: {options.replay} is not a file", 2)
+    elif not has_key:
+        raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
+
+
 def new_session_id(label: str = "session") -> str:
     return f"{label}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 

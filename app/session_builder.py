@@ -33,7 +33,7 @@ from agent.transport import (
 from agent.turns import RequestOptions
 from agent.workspace import WorkspaceTools
 from app.errors import CommandError
-from app.options import DEMO_PROJECTS, SessionOptions
+from app.options import DEMO_PROJECTS, SessionOptions, refuse_unstartable
 from app.session_history import SummaryRecorder
 from app.settings import Settings
 from memory.embedder import Embedder
@@ -63,16 +63,13 @@ def build_transport(
 ) -> tuple[ResponsesTransport, CostGuard | None]:
     """A live HTTP transport with its cost guard, or the offline replay of a script."""
     model = options.model or settings.astra_model
+    key = settings.api_key
+    refuse_unstartable(options, has_key=bool(key))
     if not options.live:
-        if options.replay is None:
-            raise CommandError("a rehearsal needs --replay FILE (or --live for paid requests)", 2)
         try:
             return ReplayTransport(options.replay), None
         except (OSError, ValueError) as exc:  # ReplayScriptError, UnicodeDecodeError
             raise CommandError(f"cannot use rehearsal script: {exc}", 2) from exc
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-    if not key:
-        raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
     try:
         price = price_for(model, price_override(settings))
     except UnknownPriceError as exc:
@@ -209,7 +206,7 @@ def runs_our_code(options: SessionOptions, workspace: Path) -> bool:
 async def preflight(settings: Settings, options: SessionOptions, agent: AstraAgent) -> None:
     """The checks `doctor` prints, before the session's first request; each is a note, and
     a failure stops the session with exit 2 (its workspace discarded) before any request."""
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    key = settings.api_key or None
     home = agent.workspace
     source = home.source if home else agent.tools.root
     checks = await run_preflight(

@@ -155,6 +155,11 @@ class Settings:
         return cls(**values)
 
     @property
+    def api_key(self) -> str:
+        """OPENAI_API_KEY's value, "" when unset."""
+        return self.openai_api_key.get_secret_value() if self.openai_api_key else ""
+
+    @property
     def data_dir(self) -> Path:
         return self.astra_data_dir.expanduser()
 

@@ -22,7 +22,7 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
     workspace = Path(args.workspace) if args.workspace else None
     if workspace is not None and not workspace.is_dir():
         raise CommandError(f"workspace {workspace} is not a directory", 2)
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    key = settings.api_key or None
     checks = await run_preflight(
         memory_url=options.memory or settings.memory_url,
         embedder=settings.embedder(),

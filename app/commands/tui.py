@@ -11,7 +11,7 @@ from pathlib import Path
 
 from app.config_file import config_path
 from app.errors import CommandError
-from app.options import options_from
+from app.options import options_from, refuse_unstartable
 from app.settings import Settings
 from app.tui import build_app
 
@@ -23,11 +23,9 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
     if workspace is not None:
         if not workspace.is_dir():
             raise CommandError(f"workspace {workspace} is not a directory", 2)
-        # before the dashboard opens, as `run` does: one line and exit 2, not a toast. It
-        # costs a session's layers before the first frame, which that session needs anyway.
-        from app.session_builder import check_session_options
-
-        await check_session_options(settings, options)
+        # before the dashboard opens, as `run` does: one line and exit 2, not a toast; only
+        # what light checks tell, so the first frame still comes before the session's layers
+        refuse_unstartable(options, has_key=bool(settings.api_key))
     app = build_app(settings, options, workspace)
     app.keep_theme(args.config.theme, config_path())
     code = await app.run_async()
