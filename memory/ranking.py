@@ -53,14 +53,16 @@ cosine and BM25 (dev 2 0.562-0.613, dev 0.728-0.864), and a linear ranker over c
 BM25, files and the exception type, fit on dev and cross-project and checked on recurrence
 (0.817).
 
-A reported error's names joined by `-` or `_` (`db-to-sqlite`, `asymmetric_jwt_auth`,
-`reduce_noise`) are looked for as one phrase and closed up (`pyas2lib`, `reducenoise`), as
-well as word by word (`query_words`): split apart, a project's name is common words.
-Recall@1 / recall@3 on dev 0.877 / 0.951 -> 0.889 / 0.951, dev 2 0.613 / 0.787 -> 0.637 /
-0.800, cross-project and recurrence unchanged. Not for test reports, whose joined names are
-the project's own tests and helpers (cross-project recall@3 0.892 -> 0.878 with them). Tried
-and not kept: version numbers as phrases (dev recall@3 +1 query, dev 2 -1), the more
-specific path first among the path ranking's ties (no change).
+A reported error's names joined by `-` or `_` are looked for closed up (`pyas2lib`,
+`reducenoise`), and those joined by `-` also as one phrase (`db-to-sqlite`), as well as word
+by word (`query_words`): split apart, a project's name is common words. Recall@1 / recall@3
+on dev 0.877 / 0.951 -> 0.889 / 0.951, dev 2 0.613 / 0.787 -> 0.637 / 0.800, cross-project
+and recurrence unchanged. Not for test reports, whose joined names are the project's own
+tests and helpers (cross-project recall@3 0.892 -> 0.878 with them). Phrases for `_` names
+too gave the same figures and cost a traceback's search 1.4x at 100k records (code's names
+are many there); closed up alone, dev 2 stays at 0.613 / 0.787. Tried and not kept: version
+numbers as phrases (dev recall@3 +1 query, dev 2 -1), the more specific path first among
+the path ranking's ties (no change).
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ PATH_DEPTH = 10
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
 _JOINED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+")
 _MAX_WORDS = 64
-# each joined name costs the keyword index a phrase look-up (a traceback naming three: about
-# 0.6 ms more at 10k records); the real-world queries name at most nine, most one or two
+# each joined name costs the keyword index a look-up or two (closed up, and a phrase when
+# joined by `-`); the real-world queries name at most nine, most one or two
 MAX_JOINED_NAMES = 8
 _STOPWORDS = frozenset(
     "the and for with from that this not but are was were has have had you its into "
@@ -150,13 +152,15 @@ def query_words(query: str) -> list[str]:
 
 
 def joined_names(text: str) -> list[str]:
-    """Each name in `text` joined by `-` or `_` (`db-to-sqlite`, `pyas2-lib`), twice: as the
-    phrase of its tokens that FTS5 matches, and closed up (`pyas2lib`), as a package's
-    folder or import name often spells it."""
+    """Each name in `text` joined by `-` or `_` closed up (`pyas2-lib` as `pyas2lib`, as a
+    package's folder or import name often spells it), and one joined by `-` also as the
+    phrase of its tokens that FTS5 matches (`db-to-sqlite`: a project's or a package's
+    name, never code's; code's `get_response` parts are words already, and a traceback
+    names many, each phrase a look-up that costs)."""
     names = []
     for name in [*dict.fromkeys(_JOINED_NAME.findall(text))][:MAX_JOINED_NAMES]:
         tokens = _TOKEN.findall(name.casefold())
-        names += [" ".join(tokens), "".join(tokens)]
+        names += [" ".join(tokens), "".join(tokens)] if "-" in name else ["".join(tokens)]
     return names
 
 
