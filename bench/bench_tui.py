@@ -10,7 +10,8 @@ same run and the ratios are what to compare between runs.
    patched to run headless at 120x40 and `App._display` is probed: each process exits
    right after the first frame of a screen with a Footer (or the Static). Timed: process
    start to that first frame, and to exit. Target: at most 1.5x the minimal app.
-2. Stalls: a rehearsed alpha session (store=yes, so no modal waits) in `run_test` with
+2. Stalls: a rehearsed alpha session (store=yes, edits=auto, on_success=branch: no modal
+   waits) in `run_test` with
    the real embedding model loading in its child process, as shipped, while a monitor on
    the same loop sleeps 5 ms again and again and records how late each wake-up is. A
    watchdog thread notes where the main thread was during stalls over 40 ms. Target: max
@@ -228,7 +229,9 @@ async def session_stalls() -> dict:
             replay=REHEARSAL,
             memory=f"sqlite:///{folder}/memory.sqlite3",
             scope="bench",
-            store="yes",
+            store="yes",  # no question waits for an operator: nor the edits, nor the end
+            edits="auto",
+            on_success="branch",
         )
         settings = settings_in(folder)
         app = build_app(settings, options, workspace)  # no embedder: the model's process starts
