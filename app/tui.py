@@ -275,6 +275,7 @@ class AstraApp(App[int]):
             self.notify(
                 f"no theme {theme!r} (from the config file {config_file}); using {self.theme}",
                 severity="warning",
+                markup=False,  # the file's text, not markup
             )
 
     def _save_theme(self, theme: object) -> None:

@@ -24,9 +24,8 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
     if args.action == "set":
         if args.value is None and not args.unset:
             raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
-        if not args.unset:
-            check_value(args.key, args.value)
-        set_value(path, args.key, None if args.unset else args.value)
+        value = None if args.unset else checked_value(args.key, args.value)
+        set_value(path, args.key, value)
         console.print(f"{args.key} {'removed' if args.unset else 'set'} in {path}")
         return 0
     rows = in_force(settings)
@@ -39,13 +38,22 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def check_value(key: str, value: str) -> None:
-    """What the file cannot check when it is read, as it is read before the dashboard's first
-    frame: a memory URL a store can serve, a theme Textual has. A CommandError (exit 2)."""
+def checked_value(key: str, value: str) -> str:
+    """`value` as it is to be written, after what the file cannot check when it is read, as
+    it is read before the dashboard's first frame: no control character (the file must stay
+    readable), a memory URL a store can open (made exact, so every folder finds the same
+    store), a theme Textual has. A CommandError (exit 2)."""
+    if any(character < " " or character == "\x7f" for character in value):
+        raise CommandError(f"bad value for {key}: it holds a control character", 2)
     if key == "memory_url":
+        from memory.errors import MemoryStoreError
+        from memory.store import sqlite_path_from_url
+        from memory.vectorai_store import vectorai_address
+
         try:
-            resolve_memory_url(value)
-        except CommandError as exc:
+            value = resolve_memory_url(value)
+            (sqlite_path_from_url if value.startswith("sqlite") else vectorai_address)(value)
+        except (CommandError, MemoryStoreError) as exc:
             raise CommandError(f"bad value for memory_url: {exc}", 2) from None
     if key == "theme":
         from textual.theme import BUILTIN_THEMES  # the dashboard registers no others
@@ -54,6 +62,7 @@ def check_value(key: str, value: str) -> None:
             raise CommandError(
                 f"bad value for theme: no theme {value!r} (known: {', '.join(BUILTIN_THEMES)})", 2
             )
+    return value
 
 
 def in_force(settings: Settings) -> dict[str, dict[str, object]]:

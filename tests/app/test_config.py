@@ -87,11 +87,26 @@ def test_set_refuses_a_value_no_command_could_use_and_leaves_the_file(capsys, da
         ("memory_url", "sqlite:///:memory:", "sqlite:///:memory: is not supported"),
         ("memory_url", f"sqlite:///{tmp_path}/missing/m.sqlite3", "the folder for the memory"),
         ("theme", "nosuchtheme", "no theme 'nosuchtheme'"),
+        ("memory_url", "sqlite:///", "malformed memory URL 'sqlite:///': no database file"),
+        ("memory_url", "vectorai://", "malformed memory URL 'vectorai://': expected"),
+        ("memory_url", "vectorai://host:notaport", "malformed memory URL 'vectorai://host:"),
+        ("scope", "a\nb", "it holds a control character"),  # the file would not load again
     ):
         code, _, err = run(capsys, "config", "set", key, value)
         assert code == 2 and f"bad value for {key}: {words}" in one_error_line(err), err
         assert config_path().read_text() == before
     assert run(capsys, "config", "set", "theme", "nord")[0] == 0
+
+
+def test_a_relative_memory_url_is_written_as_the_store_it_named(
+    capsys, data_dir, tmp_path, monkeypatch
+):
+    """Written relative, each folder a command ran in would have found its own store."""
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert run(capsys, "config", "set", "memory_url", "sqlite:///rel.sqlite3")[0] == 0
+    written = f'memory_url = "sqlite:///{tmp_path / "here" / "rel.sqlite3"}"'
+    assert written in config_path().read_text()
 
 
 def test_a_bad_memory_url_in_the_file_names_the_file(capsys, data_dir):
