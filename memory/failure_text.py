@@ -26,11 +26,12 @@ from typing import Literal, NamedTuple
 
 Kind = Literal["test report", "traceback", "message"]
 
-# pytest indents its `E` and `>` lines, names a test in FAILED/ERROR lines and ends a frame
-# with `in f` or the exception's name; a quoted "> TypeError: …" pasted from an issue, a
-# log's "ERROR django.request …" or mypy's "app.py:5: error: …" is no report
+# pytest indents its `E` and `>` lines, names a test in FAILED/ERROR lines and starts a
+# frame (or a --tb=line failure) with `path.py:12: `; a quoted "> TypeError: …" pasted from
+# an issue, a log's "ERROR django.request …" or mypy's "app.py:5: error: …" is no report
 _TEST_REPORT = re.compile(
-    r"^(?:E\s{2,}|>\s{2,}|(?:FAILED|ERROR) \S+::|\S+\.py:\d+: (?:in \S+|\w+)\s*$)", re.M
+    r"^(?:E\s{2,}|>\s{2,}|(?:FAILED|ERROR) \S+::|\S+\.py:\d+: (?!(?:error|note|warning): ))",
+    re.M,
 )
 _PYTHON_FRAME = re.compile(r'^\s*File "([^"]+)", line \d+(?:, in (\S+))?')
 _PYTEST_FRAME = re.compile(r"^(\S+\.py):\d+: (?:in (\S+)|\w+)$")

@@ -85,7 +85,8 @@ _JOINED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+")
 _MAX_WORDS = 64
 # each joined name costs the keyword index a look-up or two (closed up, and a phrase when
 # joined by `-`); the real-world queries name at most nine, most one or two
-MAX_JOINED_NAMES = 8
+MAX_JOINED_NAMES = 8  # those joined by `-` first: a traceback's code names are many
+_PATHS = frozenset({"site-packages", "dist-packages"})  # in every traceback, no one's name
 _STOPWORDS = frozenset(
     "the and for with from that this not but are was were has have had you its into "
     "def self none true false return line lines file test tests py".split()
@@ -157,8 +158,9 @@ def joined_names(text: str) -> list[str]:
     phrase of its tokens that FTS5 matches (`db-to-sqlite`: a project's or a package's
     name, never code's; code's `get_response` parts are words already, and a traceback
     names many, each phrase a look-up that costs)."""
+    found = [n for n in dict.fromkeys(_JOINED_NAME.findall(text)) if n.casefold() not in _PATHS]
     names = []
-    for name in [*dict.fromkeys(_JOINED_NAME.findall(text))][:MAX_JOINED_NAMES]:
+    for name in sorted(found, key=lambda name: "-" not in name)[:MAX_JOINED_NAMES]:
         tokens = _TOKEN.findall(name.casefold())
         names += [" ".join(tokens), "".join(tokens)] if "-" in name else ["".join(tokens)]
     return names

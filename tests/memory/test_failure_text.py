@@ -84,6 +84,13 @@ def test_what_only_looks_like_pytest_output_reads_as_a_message(text, kind):
     assert reading.tests == (() if kind == "message" else ("tests/test_db.py::test_connect",))
 
 
+@pytest.mark.parametrize(
+    "line", ["tests/test_db.py:3: assert 1 == 2", "tests/test_db.py:3: in test_connect"]
+)
+def test_pytests_line_and_frame_shapes_are_a_test_report(line):  # `--tb=line`, `--tb=short`
+    assert read_failure(line).kind == "test report"
+
+
 def test_a_message_keeps_its_dotted_exception():
     reading = read_failure("sqlalchemy.exc.ObjectNotExecutableError: Not an executable object")
     assert reading.kind == "message"

@@ -174,3 +174,13 @@ def test_a_long_report_looks_up_at_most_eight_joined_names():
     packages = ", ".join(f"pkg-v{n}" for n in range(20))
     names = [word for word in ranking.query_words(f"ImportError in {packages}") if " " in word]
     assert names == [f"pkg v{n}" for n in range(8)]
+
+
+def test_a_tracebacks_code_names_leave_room_for_the_package_it_names():
+    frames = "".join(
+        f'  File "/venv/lib/site-packages/app/run.py", line {n}, in do_step_{n}\n'
+        for n in range(10)
+    )
+    words = ranking.query_words(f"Traceback:\n{frames}ModuleNotFoundError: pyas2-lib")
+    assert {"pyas2 lib", "pyas2lib"} <= set(words)
+    assert "site packages" not in words and "sitepackages" not in words
