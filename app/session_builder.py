@@ -102,9 +102,9 @@ def build_transport(
 
 
 async def check_session_options(settings: Settings, options: SessionOptions) -> None:
-    """What `run` checks of a session's options before it starts (a readable rehearsal
-    script; for --live the key, a known price and https), with nothing sent or written: a
-    CommandError (exit 2) on a problem. The dashboard checks them the same way."""
+    """The dashboard's check of a session's options before it starts, as `run`'s
+    `build_transport` makes it (a readable rehearsal script; for --live the key, a known
+    price and https), with nothing sent or written: a CommandError (exit 2) on a problem."""
     transport, _ = build_transport(settings, options, "check", lambda _event: None)
     await transport.aclose()
 
