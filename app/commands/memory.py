@@ -19,6 +19,7 @@ from rich.table import Table
 from app.console import make_console
 from app.errors import CommandError
 from app.settings import Settings
+from app.text_fit import clip
 from memory.explain import explanation, query_reading
 from memory.records import (
     MemoryRecord,
@@ -104,11 +105,6 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
             f"    [dim]{escape(', '.join(r.file_paths))}[/]", overflow="ellipsis", no_wrap=True
         )
     return 0
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 async def memory_show(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
@@ -279,9 +275,10 @@ async def memory_delete(args: argparse.Namespace, settings: Settings, store: Mem
             raise CommandError(
                 f"not deleting {record.short_id}: no terminal to ask; add --yes to delete", 2
             )
+        fix = clip(" ".join(record.fix_description.split()), 60)
         err_console.print(
             f"Delete {record.short_id} ({escape(record.error_type)}: "
-            f"{escape(_clip(record.fix_description, 60))})? This cannot be undone. [y/N] ",
+            f"{escape(fix)})? This cannot be undone. [y/N] ",
             end="",
         )
         if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
@@ -452,9 +449,10 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         )
     for miss in report.misses:
         where = f"rank {miss.rank}" if miss.rank else "not in top 10"
+        query = clip(" ".join(miss.query.split()), 70)
         console.print(
             f"miss ({where}): expected {miss.expect[:8]}, got "
-            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {escape(_clip(miss.query, 70))}"
+            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {escape(query)}"
         )
     return 0
 

@@ -12,6 +12,7 @@ from rich.markup import escape
 from app.console import make_console
 from app.session_history import SessionEntry, find_session, load_history
 from app.settings import Settings
+from app.text_fit import counted
 
 console = make_console()
 
@@ -38,11 +39,6 @@ async def sessions(args: argparse.Namespace, settings: Settings) -> int:
 
 def when(entry: SessionEntry) -> str:
     return (entry.started_at or "?")[:19].replace("T", " ")
-
-
-def counted(number: int | None, one: str, many: str) -> str:
-    """`1 match`, `2 matches`, `? turns` (not known)."""
-    return f"{'?' if number is None else number} {one if number == 1 else many}"
 
 
 def list_line(entry: SessionEntry) -> str:

@@ -17,8 +17,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
-from app.screens.text_fit import clip, clip_middle, clip_start
 from app.session_history import SessionEntry, load_history, memory_effect, received_strong_match
+from app.text_fit import clip, clip_middle, clip_start
 
 # title: width; 0 for the session id and the workspace, which share the width left. Each
 # column also takes 2 cells of padding.

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Select
 from app.screens.confirm_modal import ConfirmModal
 from app.screens.export_modal import ExportModal, default_export_path
 from app.screens.record_modal import RecordModal
-from app.screens.text_fit import clip, clip_middle
+from app.text_fit import clip, clip_middle, counted
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -72,10 +72,6 @@ DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep 
 IMPORTED_MARK = "imported · "  # ahead of the fix: from a post-mortem, not test-confirmed
 SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its label
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
-
-
-def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}"
 
 
 def _data(text: str) -> Text:
@@ -130,9 +126,9 @@ class MemoryBrowserScreen(Screen):
             what = self.memory.status
         elif self.query_text:
             query = clip(self.query_text, 32)  # whole in the search box
-            what = f"{_count(self.loaded, 'match', 'matches')} for {query!r}"
+            what = f"{counted(self.loaded, 'match', 'matches')} for {query!r}"
         else:
-            what = _count(self.loaded, "record", "records")
+            what = counted(self.loaded, "record", "records")
         if self.loaded is not None and self.memory.startup_error is not None:
             what += f" · search unavailable: {self.memory.startup_error}"
         elif self.loaded is not None and not self.memory.ready.is_set():

@@ -1,7 +1,6 @@
-"""Cutting a text to a width, where the part that tells it apart survives: the end of a
-fix, the middle of an id or a scope (its kind and its unique tail kept), the start of a
-path (its end kept). The screens' tables and pickers have fixed widths; none of these
-wraps."""
+"""Short texts for the screens' fixed widths and the shell's lines: a text cut to a width
+where the part that tells it apart survives (the start of a fix, the middle of an id or a
+scope, the end of a path), and a count with its noun."""
 
 from __future__ import annotations
 
@@ -9,6 +8,11 @@ from __future__ import annotations
 def clip(text: str, width: int) -> str:
     """Its start, an ellipsis for the rest."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def counted(number: int | None, one: str, many: str) -> str:
+    """`1 match`, `2 matches`, `? turns` (not known)."""
+    return f"{'?' if number is None else number} {one if number == 1 else many}"
 
 
 def clip_middle(text: str, width: int) -> str:
