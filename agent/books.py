@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from agent import events as ev
 from agent.budget import CostGuard
 from agent.exceptions import ExitCode
-from agent.session_tools import SessionTools
-from agent.session_workspace import SessionWorkspace
+from agent.tool_calls import SessionTools
 from agent.turns import ModelTurn, Usage
+from agent.worktree import SessionWorkspace
 
 
 @dataclass(frozen=True)

@@ -103,8 +103,8 @@ class MatchBrief(BaseModel):
     stored_at: datetime
     provenance: str
     flags: list[str]
-    label: str = "possible"  # strong, possible or weak: memory.ranking.relevance
-    why: str = ""  # memory.explain's compact line; empty for a store's nearest records
+    label: str = "possible"  # strong, possible or weak: memory.retrieval.ranking.relevance
+    why: str = ""  # memory.retrieval.explain's compact line; empty for a store's nearest records
 
 
 class MemoryMatched(_Event):

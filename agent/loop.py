@@ -3,7 +3,7 @@
 Every run starts a new response chain and chains the rest with previous_response_id (or,
 when nothing may be stored, resends the whole conversation each time). Every function_call
 gets a function_call_output with its call_id — refusals included, as
-`ERROR: <why>` (agent/session_tools.py) — so the model can recover. Only the operator's
+`ERROR: <why>` (agent/tool_calls.py) — so the model can recover. Only the operator's
 stops end a session early: each is a named exception carrying its exit code
 (agent/exceptions.py), and the limits are checked before every request and tool call.
 """
@@ -21,9 +21,8 @@ from agent.budget import CostGuard
 from agent.exceptions import ExitCode
 from agent.gates import final_answer_refusal
 from agent.metered import MeteredRequests
-from agent.session_tools import SessionTools
-from agent.session_workspace import SessionWorkspace
 from agent.supervisor import Supervisor
+from agent.tool_calls import SessionTools
 from agent.transport import ResponsesTransport
 from agent.turns import (
     CONTINUE_NUDGE,
@@ -33,7 +32,8 @@ from agent.turns import (
     incomplete_message,
     request,
 )
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
+from agent.worktree import SessionWorkspace
 from memory.errors import MemoryLayerError
 from memory.safety import redact_secrets
 from memory.service import MemoryService

@@ -21,7 +21,7 @@ from agent.budget import BudgetExceededError, CostGuard
 from agent.supervisor import Supervisor
 from agent.transport import OutcomeUnknownError, ResponsesAPIError, ResponsesTransport
 from agent.turns import ModelTurn
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
 
 
 class MeteredRequests:

@@ -20,11 +20,11 @@ import numpy as np
 from agent.budget import Price, UnknownPriceError, price_for
 from agent.project_tests import TestCommandError, resolve_test_command
 from agent.sandbox import CONFINEMENT, INSTALL_HINT, Sandbox, find_sandbox
-from agent.session_workspace import WorkspaceError, git_checkout_top, uncommitted
-from agent.workspace import ToolError, WorkspaceTools
-from memory.embedder import Embedder
+from agent.workspace_tools import ToolError, WorkspaceTools
+from agent.worktree import WorkspaceError, git_checkout_top, uncommitted
+from memory.embedding.embedder import Embedder
 from memory.records import EMBEDDING_DIMENSION, MemoryRecord
-from memory.store import open_store
+from memory.stores.protocol import open_store
 
 # A fixed id, so that a probe a crash left behind is the one the next check removes.
 PROBE_ID = "00000000-0000-5000-8000-a57ad0c70c70"

@@ -37,7 +37,42 @@ class TestCommand:
     source: str  # "flag", "pyproject.toml", ".astra-memory.toml", "detected: .venv", ...
 
 
-OURS = TestCommand((sys.executable, "-m", "pytest", "-q"), "python -m pytest -q", "detected: ours")
+OUR_PACKAGES = ("agent", "app", "memory", "widgets")
+OUR_ROOT = Path(__file__).resolve().parents[1]  # the folder that holds our packages
+# `python -m pytest` with our four packages hidden: a project's own `app/` (or one it expects
+# installed in another environment) must never resolve to ours, while the project's folder
+# stays first on sys.path as `-m` puts it there.
+HIDE_OURS_THEN_PYTEST = """
+import os, sys
+from importlib.machinery import PathFinder
+
+OURS, ROOT = frozenset(sys.argv[1].split(",")), os.path.realpath(sys.argv[2])
+
+
+class HideOurs:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if path is not None or name not in OURS:
+            return None
+        elsewhere = [p for p in sys.path if os.path.realpath(p or ".") != ROOT]
+        spec = PathFinder.find_spec(name, elsewhere)
+        if spec is None:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return spec
+
+
+if os.path.realpath(os.getcwd()) != ROOT:  # else the project is ours, and so are they
+    sys.meta_path.insert(0, HideOurs)
+sys.argv = ["pytest", *sys.argv[3:]]
+import pytest
+
+raise SystemExit(pytest.console_main())
+"""
+OURS = TestCommand(
+    (sys.executable, "-c", HIDE_OURS_THEN_PYTEST, ",".join(OUR_PACKAGES), str(OUR_ROOT), "-q"),
+    "python -m pytest -q",
+    "detected: ours",
+)
 
 
 def resolve_test_command(workspace: Path, explicit: str | None = None) -> TestCommand:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.exceptions import ModelError
-from agent.tools import TOOL_DEFINITIONS, valid_utf8
+from agent.tool_schemas import TOOL_DEFINITIONS, valid_utf8
 
 SYSTEM_INSTRUCTIONS = """You are Astra, fixing a failing project in a confined workspace.
 1. Run the tests to observe the failure.

@@ -37,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 DATA = ROOT / "tests" / "memory" / "data"
-CLI = [sys.executable, "-m", "app.cli"]
+CLI = [sys.executable, "-m", "app.cli.main"]
 QUERY = "AssertionError: expected 3 origins, got 1 in test_parse_origins"
 BASELINE = "f160c29"  # the code as issue 12 was filed, with sentence-transformers
 
@@ -51,7 +51,7 @@ def timed(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
 async def fill_store(url: str, count: int) -> None:
     from bench_memory import TextGen, make_items
 
-    from memory.store import open_store
+    from memory.stores.protocol import open_store
 
     rng = np.random.default_rng(12)
     store = open_store(url)
@@ -85,8 +85,8 @@ def cold_search(data_dir: Path, runs: int) -> dict:
 
 
 def embedding_speed(data_dir: Path) -> dict:
-    from memory.onnx_embedder import OnnxEmbedder
-    from memory.torch_embedder import SentenceTransformerEmbedder
+    from memory.embedding.onnx_embedder import OnnxEmbedder
+    from memory.embedding.torch_embedder import SentenceTransformerEmbedder
 
     queries = [json.loads(line)["query"] for line in (DATA / "queries.jsonl").open()]
     fixes = [json.loads(line) for line in (DATA / "fixes.jsonl").open()]
@@ -164,7 +164,7 @@ def _demo_runs(data_dir: Path, baseline: Path, runs: int) -> dict:
 
 
 def dashboard_model(data_dir: Path) -> dict:
-    from memory.embedding_process import ProcessEmbedder
+    from memory.embedding.process import ProcessEmbedder
 
     started = time.perf_counter()
     embedder = ProcessEmbedder(kind="onnx", data_dir=data_dir)
@@ -175,8 +175,8 @@ def dashboard_model(data_dir: Path) -> dict:
 
 
 def sweep(data_dir: Path) -> list[dict]:
-    from memory import onnx_encoder
-    from memory.model_files import onnx_path, resolve_model_path
+    from memory.embedding import onnx_encoder
+    from memory.embedding.model_files import onnx_path, resolve_model_path
 
     model_path = resolve_model_path()
     onnx_file = onnx_path(model_path, data_dir)

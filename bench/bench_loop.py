@@ -30,10 +30,10 @@ from agent import events as ev
 from agent.books import AgentLimits
 from agent.loop import AstraAgent
 from agent.transport import ReplayTransport
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
 from memory.records import EMBEDDING_DIMENSION
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,8 +128,8 @@ async def loop_overhead(turns: int) -> dict[str, float]:
 
 
 def demo_breakdown() -> dict[str, float]:
-    from app.cli import main
-    from memory.embedder import shared_embedder
+    from app.cli.main import main
+    from memory.embedding.embedder import shared_embedder
 
     with tempfile.TemporaryDirectory() as folder:
         os.environ["ASTRA_DATA_DIR"] = folder
@@ -137,7 +137,7 @@ def demo_breakdown() -> dict[str, float]:
         shared_embedder().load()
         model_load = time.perf_counter() - started
         test_time: list[float] = []
-        from agent.session_tools import SessionTools
+        from agent.tool_calls import SessionTools
 
         original = SessionTools._run_tests
 

@@ -1,4 +1,4 @@
-"""Benchmark of the embedded SQLite memory store (memory.sqlite_store.SQLiteMemoryStore).
+"""Benchmark of the embedded SQLite memory store (memory.stores.sqlite.SQLiteMemoryStore).
 
 It answers whether the store is fast and small enough to sit in every agent turn:
 
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.records import EMBEDDING_DIMENSION, MemoryRecord
-from memory.sqlite_store import SQLiteMemoryStore
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord, SearchRequest
+from memory.stores.sqlite import SQLiteMemoryStore
 
 DIM = EMBEDDING_DIMENSION
 MAIN_SCOPE = "repo:main"
@@ -210,7 +210,9 @@ async def bench_sizes(sizes: list[int], quick: bool, workdir: Path) -> list[dict
             count += len(items)
 
         def search(vector, text):
-            return store.search_sync(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now)
+            return store.search_sync(
+                SearchRequest(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now)
+            )
 
         for vector, text in queries[:10]:  # warm caches
             search(vector, text)
@@ -263,7 +265,7 @@ async def bench_sizes(sizes: list[int], quick: bool, workdir: Path) -> list[dict
 
 
 def bench_embedder(n: int) -> dict:
-    from memory.embedder import shared_embedder
+    from memory.embedding.embedder import shared_embedder
 
     rng = np.random.default_rng(7)
     gen = TextGen(rng)

@@ -9,7 +9,7 @@ the process starts: the browser's first frame, and the search's rows filled in. 
 (bench_tui.py) on the same loop records how late each 5 ms wake-up is, from the first
 frame to the search's rows. Two variants, interleaved, on one store of records with the
 ONNX model already prepared (the 69 records of tests/memory/data/fixes.jsonl, scope eval):
-  process  the ONNX embedder in its child process (memory/embedding_process.py), as shipped;
+  process  the ONNX embedder in its child process (memory/embedding/process.py), as shipped;
   thread   the same `OnnxEmbedder` in the dashboard's process, loaded by the session
            queue's `asyncio.to_thread`, as the child would be.
 
@@ -38,18 +38,18 @@ import asyncio, json, sys, time
 variant, started, query = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 sys.path.insert(0, sys.argv[4])
 from bench_tui import Monitor
-from app.options import SessionOptions
-from app.screens.memory_browser import MemoryBrowserScreen
-from app.settings import Settings
-from app.tui import build_app
-import app.session_queue as session_queue
+from app.sessions.options import SessionOptions
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+from app.config.settings import Settings
+from app.dashboard.app import build_app
+import app.sessions.queue as session_queue
 
 if variant == "thread":  # the same embedder, loaded in the queue's thread instead
     open_backend = session_queue.open_backend
 
     def in_process(settings, memory_url, scope, embedder, progress=None):
-        import app.dashboard_backend as backend
-        from memory.onnx_embedder import OnnxEmbedder
+        import app.sessions.backend as backend
+        from memory.embedding.onnx_embedder import OnnxEmbedder
 
         class InProcess(OnnxEmbedder):
             def __init__(self, model_path, *, kind, data_dir, progress):
@@ -126,7 +126,7 @@ def main() -> None:
         env = {**os.environ, "ASTRA_DATA_DIR": name, "ASTRA_EMBEDDER": "onnx"}
         for unset in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "PYTHONDONTWRITEBYTECODE"):
             env.pop(unset, None)
-        cli = [sys.executable, "-m", "app.cli"]
+        cli = [sys.executable, "-m", "app.cli.main"]
         subprocess.run([*cli, "model", "prepare"], env=env, cwd=ROOT, check=True)
         imported = [*cli, "memory", "import", str(FIXES), "--scope", "default"]
         subprocess.run(imported, env=env, cwd=ROOT, check=True, capture_output=True)

@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 import numpy as np
 from bench_memory import MAIN_SCOPE, TOP_K, TextGen, make_items, percentile, unit_vectors
-from memory.sqlite_store import SQLiteMemoryStore
+from memory.records import SearchRequest
+from memory.stores.sqlite import SQLiteMemoryStore
 
 sizes, queries_per_size = json.loads(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(7)
@@ -55,11 +56,11 @@ for size in sizes:
         asyncio.run(store.upsert_many(make_items(gen, rng, batch)))
         count += batch
     for vector, text in queries[:10]:
-        store.search_sync(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now)
+        store.search_sync(SearchRequest(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now))
     times = []
     for vector, text in queries:
         start = time.perf_counter()
-        store.search_sync(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now)
+        store.search_sync(SearchRequest(vector, text, MAIN_SCOPE, None, TOP_K, -1.0, now))
         times.append((time.perf_counter() - start) * 1000)
     p50[f"{size:,}"] = percentile(times, 50)
     p50[f"{size:,} tracebacks"] = percentile(times[-(queries_per_size // 4) :], 50)

@@ -77,7 +77,7 @@ if variant == "minimal":
 
     Minimal().run()
 else:
-    from app.cli import main
+    from app.cli.main import main
 
     main(command)
 print(f"FIRST_FRAME {first[0] if first else -1}")
@@ -210,7 +210,7 @@ class Monitor:
 
 
 def settings_in(folder: Path):
-    from app.settings import Settings
+    from app.config.settings import Settings
 
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         os.environ.pop(name, None)
@@ -218,8 +218,8 @@ def settings_in(folder: Path):
 
 
 async def session_stalls() -> dict:
-    from app.options import SessionOptions
-    from app.tui import build_app
+    from app.dashboard.app import build_app
+    from app.sessions.options import SessionOptions
 
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
@@ -298,9 +298,9 @@ def worst_stalls(
 
 async def flood(lines: int) -> dict:
     from agent import events as ev
-    from app.options import SessionOptions
-    from app.screens.messages import TestOutputBatch
-    from app.tui import build_app
+    from app.dashboard.app import build_app
+    from app.dashboard.screens.messages import TestOutputBatch
+    from app.sessions.options import SessionOptions
     from tests.fakes import HashEmbedder
     from widgets import TestOutputLog
 

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memory.embedder import shared_embedder
+from memory.embedding.embedder import shared_embedder
 from memory.evaluation import evaluate, parse_queries
-from memory.records import EMBEDDING_DIMENSION, MemoryRecord
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord, SearchRequest
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from memory.transfer import import_records, parse_import
 from tests.memory.vectorai_standin import VectorAIStandIn
 
@@ -88,7 +88,7 @@ async def latency(url: str, items, queries) -> dict[str, float]:
         searches = [
             await timed(
                 lambda q=q: store.search(
-                    q, "", scope="bench", error_type=None, top_k=5, min_score=-1.0, now=now
+                    SearchRequest(q, "", "bench", None, top_k=5, min_score=-1.0, now=now)
                 )
             )
             for q in queries

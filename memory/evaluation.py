@@ -13,8 +13,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.errors import MemoryValidationError
+from memory.records import SearchRequest
 from memory.service import MemoryService
-from memory.sqlite_store import SQLiteMemoryStore
+from memory.stores.sqlite import SQLiteMemoryStore
 from memory.transfer import json_object
 
 MRR_DEPTH = 10
@@ -138,13 +139,15 @@ async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) ->
 
         async def ranking(query: EvalQuery) -> list[str]:
             results = await store.search(
-                await service.embedder.embed(query.query),
-                "",
-                scope=query.scope or service.scope,
-                error_type=query.error_type,
-                top_k=MRR_DEPTH,
-                min_score=-1.0,
-                now=service.clock(),
+                SearchRequest(
+                    await service.embedder.embed(query.query),
+                    "",
+                    scope=query.scope or service.scope,
+                    error_type=query.error_type,
+                    top_k=MRR_DEPTH,
+                    min_score=-1.0,
+                    now=service.clock(),
+                )
             )
             return [r.record.memory_id for r in results]
 

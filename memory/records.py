@@ -6,14 +6,18 @@ Widgets import these for display, so this module depends on pydantic alone.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from memory.failure_text import focus
-from memory.signature import failure_signature
+from memory.retrieval.failure_text import focus
+from memory.retrieval.signature import failure_signature
+
+if TYPE_CHECKING:
+    import numpy as np
 
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EMBEDDING_DIMENSION = 384
@@ -112,7 +116,7 @@ class MemoryRecord(BaseModel):
 
     @property
     def signature(self) -> tuple[str, ...]:
-        """The shapes of the mismatch in the symptom (see memory.signature)."""
+        """The shapes of the mismatch in the symptom (see memory.retrieval.signature)."""
         return failure_signature(self.symptom)
 
     @property
@@ -231,3 +235,17 @@ def short_url(url: str, width: int) -> str:
         return url
     tail = max(width // 2, 1)
     return url[: max(width - 1 - tail, 0)] + "…" + url[-tail:]
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, as every store takes it: the query's vector and text, and what narrows
+    the candidates before anything is ranked."""
+
+    vector: np.ndarray
+    query_text: str
+    scope: str | None  # None searches every scope
+    error_type: str | None
+    top_k: int
+    min_score: float  # cosine similarity
+    now: datetime  # records expired by then are left out

@@ -14,23 +14,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from memory.embedder import Embedder
+from memory.embedding.embedder import Embedder
 from memory.errors import MemoryValidationError, UnconfirmedOutcomeError
-from memory.failure_text import focus
-from memory.ranking import at_least, demote_stale
 from memory.records import (
     LABELS,
     Confirmation,
     Label,
     MemoryRecord,
     MemorySearchResult,
+    SearchRequest,
     TestEvidence,
     possibly_stale,
     utc_now,
 )
+from memory.retrieval.failure_text import focus
+from memory.retrieval.ranking import at_least, demote_stale
+from memory.retrieval.signature import with_signature
 from memory.safety import redact_secrets, sanitize_record
-from memory.signature import with_signature
-from memory.store import MemoryStore
+from memory.stores.protocol import MemoryStore
 
 MAX_QUERY_CHARS = 8_000
 MAX_FIX_CHARS = 4_000
@@ -188,13 +189,15 @@ class MemoryService:
         below the rest (`ranking.demote_stale`)."""
         text = with_signature(focus(query))
         results = await self.store.search(
-            await self.embedder.embed(text),
-            text,
-            scope=None if all_scopes else scope or self.scope,
-            error_type=error_type,
-            top_k=top_k,
-            min_score=self.min_score if min_score is None else min_score,
-            now=self.clock(),
+            SearchRequest(
+                await self.embedder.embed(text),
+                text,
+                scope=None if all_scopes else scope or self.scope,
+                error_type=error_type,
+                top_k=top_k,
+                min_score=self.min_score if min_score is None else min_score,
+                now=self.clock(),
+            )
         )
         if not results:
             return results
@@ -294,13 +297,15 @@ class MemoryService:
         """The records in this scope closest to `record`: near-duplicates for the operator."""
         text = record.embedding_text()
         results = await self.store.search(
-            await self.embedder.embed(text),
-            text,
-            scope=self.scope,
-            error_type=None,
-            top_k=top_k + 1,
-            min_score=-1.0,
-            now=self.clock(),
+            SearchRequest(
+                await self.embedder.embed(text),
+                text,
+                scope=self.scope,
+                error_type=None,
+                top_k=top_k + 1,
+                min_score=-1.0,
+                now=self.clock(),
+            )
         )
         others = [r for r in results if r.record.memory_id != record.memory_id][:top_k]
         return [r.model_copy(update={"rank": rank}) for rank, r in enumerate(others, start=1)]

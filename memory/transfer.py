@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from memory.embedder import Embedder
+from memory.embedding.embedder import Embedder
 from memory.errors import MemoryValidationError
 from memory.records import MemoryRecord, TestEvidence
 from memory.safety import sanitize_record
@@ -42,7 +42,7 @@ from memory.service import (
     repair_id,
     required_text,
 )
-from memory.store import MemoryStore
+from memory.stores.protocol import MemoryStore
 
 IMPORT_SESSION = "import"
 IMPORTED_OUTCOME = "imported from a post-mortem; not confirmed by a test run"

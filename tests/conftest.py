@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.embedder import shared_embedder
+from memory.embedding.embedder import shared_embedder
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 
 os.environ["ASTRA_EMBEDDER"] = "torch"

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from agent.exceptions import ModelError
-from agent.tools import ARGUMENTS, ArgumentError, parse_arguments
+from agent.tool_schemas import ARGUMENTS, ArgumentError, parse_arguments
 from agent.turns import parse_turn
 from memory.records import MemoryRecord, shown
 from widgets.record_view import record_renderable

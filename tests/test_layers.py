@@ -46,9 +46,9 @@ def modules_of(package: str) -> list[str]:
 
 def test_the_walk_finds_every_layer_and_its_new_modules():
     found = {package: modules_of(package) for package in PRODUCT}
-    assert "memory.migrations" in found["memory"]
-    assert "memory.ranking" in found["memory"]
-    assert "app.screens.memory_browser" in found["app"]  # subpackages are walked too
+    assert "memory.stores.migrations" in found["memory"]
+    assert "memory.retrieval.ranking" in found["memory"]
+    assert "app.dashboard.screens.memory_browser" in found["app"]  # subpackages are walked too
     assert all(len(modules) > 1 for modules in found.values())
 
 
@@ -82,7 +82,7 @@ def test_no_import_cycles_type_checking_imports_included():
 def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
     heavy = {"agent", "numpy", "pydantic", "httpx", "torch", "sentence_transformers", "grpc"}
     probe = (
-        "import sys, app.cli, app.commands.tui, app.commands.demo;"
+        "import sys, app.cli.main, app.cli.commands.tui, app.cli.commands.demo;"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r});"
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -2,10 +2,10 @@
 
 from widgets.budget_panel import BudgetPanel
 from widgets.matches_log import MatchesLog
+from widgets.output_pane import TestOutputLog
 from widgets.pane_log import PaneLog
 from widgets.record_view import RecordView
 from widgets.session_header import SessionHeader
-from widgets.test_output_log import TestOutputLog
 from widgets.turns_log import TurnsLog
 
 __all__ = [

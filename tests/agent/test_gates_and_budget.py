@@ -21,8 +21,8 @@ from agent.budget import (
 )
 from agent.gates import edit_refusal, final_answer_refusal, store_refusal
 from agent.turns import Usage, parse_turn, read_usage
-from memory.embedder import EmbedderUnavailableError
-from memory.model_files import resolve_model_path
+from memory.embedding.embedder import EmbedderUnavailableError
+from memory.embedding.model_files import resolve_model_path
 
 OK = "python -m pytest -q passed with exit code 0 (4 passed)"
 

@@ -19,7 +19,7 @@ from agent.budget import CostGuard, Ledger, Price
 from agent.loop import AstraAgent
 from agent.transport import HttpResponsesTransport, RecordingTransport
 from agent.turns import RequestOptions
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
 from memory.service import MemoryService
 from tests.fakes import HashEmbedder
 

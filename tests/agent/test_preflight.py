@@ -23,9 +23,9 @@ from agent.preflight import (
     run_preflight,
 )
 from agent.project_tests import resolve_test_command
-from agent.workspace import WorkspaceTools
-from memory.store import open_store
-from memory.torch_embedder import SentenceTransformerEmbedder
+from agent.workspace_tools import WorkspaceTools
+from memory.embedding.torch_embedder import SentenceTransformerEmbedder
+from memory.stores.protocol import open_store
 from tests.agent.gitrepo import isolate_git, repository
 from tests.fakes import PASSING, HashEmbedder
 

@@ -18,7 +18,7 @@ from agent.project_tests import (
     read_counts,
     resolve_test_command,
 )
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
 
 BASE_ENV = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
@@ -99,7 +99,8 @@ def test_detection_falls_back_to_our_interpreter(tmp_path: Path):
     write(tmp_path, "pyproject.toml", "[tool.ruff]\nline-length = 100\n")
 
     assert resolve_test_command(tmp_path) == OURS
-    assert OURS.argv == (sys.executable, "-m", "pytest", "-q") and OURS.source == "detected: ours"
+    assert OURS.argv[:2] == (sys.executable, "-c") and OURS.argv[-1] == "-q"
+    assert (OURS.display, OURS.source) == ("python -m pytest -q", "detected: ours")
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from agent.budget import PRICES, CostGuard, Ledger, Price, estimate_tokens
 from agent.loop import AstraAgent
 from agent.transport import HttpResponsesTransport
 from agent.turns import CONTINUE_NUDGE, RequestOptions
-from agent.workspace import WorkspaceTools
+from agent.workspace_tools import WorkspaceTools
 from memory.service import MemoryService
 from tests.agent.responses_server import (
     ResponsesServer,

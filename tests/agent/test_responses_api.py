@@ -8,7 +8,7 @@ import pytest
 from openai.types.responses import Response
 
 from agent.budget import PRICES, CostGuard, Ledger
-from agent.tools import TOOL_DEFINITIONS
+from agent.tool_schemas import TOOL_DEFINITIONS
 from agent.transport import HttpResponsesTransport
 from tests.agent.conformance import request_violations, strict_schema_violations
 from tests.agent.responses_server import (

@@ -14,7 +14,7 @@ import pytest
 
 from agent.project_tests import TestCommand
 from agent.sandbox import find_sandbox
-from agent.workspace import MAX_KEPT_CHARS, WorkspaceTools
+from agent.workspace_tools import MAX_KEPT_CHARS, WorkspaceTools
 
 SANDBOX, WHY_NOT = find_sandbox()
 needs_sandbox = pytest.mark.skipif(SANDBOX is None, reason=WHY_NOT)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.session_workspace import (
+from agent.worktree import (
     SessionWorkspace,
     WorkspaceError,
     git_checkout_top,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent import exceptions as stops
-from agent.tools import parse_arguments
+from agent.tool_schemas import parse_arguments
 from agent.turns import FunctionCall, RequestOptions, Usage, parse_turn, request
 
 CALL = {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agent.project_tests import TestCommand
-from agent.workspace import (
+from agent.workspace_tools import (
     TestRun,
     ToolError,
     WorkspaceTools,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.options import DEMO_PROJECTS
-from app.settings import Secret, Settings
+from app.config.settings import Secret, Settings
+from app.sessions.options import DEMO_PROJECTS
 from tests.app.pilot_helpers import KEY
 from tests.memory.vectorai_standin import VectorAIStandIn
 

@@ -15,12 +15,12 @@ from textual.widget import Widget
 from textual.widgets import RichLog
 
 from agent import events as ev
-from app.options import DEMO_PROJECTS, SessionOptions
-from app.screens.messages import SessionEvent, TestOutputBatch
-from app.tui import AstraApp, build_app
+from app.dashboard.app import AstraApp, build_app
+from app.dashboard.screens.messages import SessionEvent, TestOutputBatch
+from app.sessions.options import DEMO_PROJECTS, SessionOptions
 from memory.errors import EmbedderUnavailableError
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from memory.transfer import import_records, parse_import
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 from widgets import MatchesLog
@@ -175,7 +175,7 @@ class Loaded:
 
 async def leave_the_browser(pilot) -> None:
     """`esc` from the memory browser, where letters type into the search, to the dashboard."""
-    from app.screens.memory_browser import MemoryBrowserScreen
+    from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 
     if isinstance(pilot.app.screen, MemoryBrowserScreen):
         await pilot.press("escape")

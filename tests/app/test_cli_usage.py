@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from agent.events import SessionReport
-from app.cli import main
-from app.commands.demo import own_program, print_demo_summary
-from app.headless_session import ask_terminal
-from app.options import SessionOptions
-from app.session_queue import FinishedSession, SessionPlan
+from app.cli.commands.demo import own_program, print_demo_summary
+from app.cli.main import main
+from app.sessions.headless import ask_terminal
+from app.sessions.options import SessionOptions
+from app.sessions.queue import FinishedSession, SessionPlan
 from tests.app.test_memory_cli import MINIMAL, data_dir, one_error_line, run, write_jsonl
 from tests.app.test_session_cli import REHEARSAL
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from app.cli import main
-from app.config_file import config_path, load_config
+from app.cli.main import main
+from app.config.file import config_path, load_config
 from tests.app.pilot_helpers import idle_app, wait_for
 from tests.app.test_dashboard_cli import cli_env
 from tests.app.test_memory_cli import data_dir, one_error_line, run

@@ -10,9 +10,9 @@ from textual.app import App
 from textual.widgets import Button, Label, Static
 
 from agent.supervisor import StoreProposal
-from app.dashboard_supervisor import DashboardSupervisor
-from app.headless_session import HeadlessSupervisor
-from app.screens.store_modal import StoreModal
+from app.dashboard.screens.store_modal import StoreModal
+from app.dashboard.supervisor import DashboardSupervisor
+from app.sessions.headless import HeadlessSupervisor
 from memory.records import Confirmation, MemoryRecord, MemorySearchResult
 from tests.fakes import PASSING
 

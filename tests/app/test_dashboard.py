@@ -19,20 +19,20 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Label, Switch
 
 from agent.loop import AstraAgent
-from app.options import SessionOptions
-from app.screens.confirm_modal import ConfirmModal
-from app.screens.cost_modal import CostModal
-from app.screens.edit_modal import EditModal
-from app.screens.export_modal import ExportModal
-from app.screens.finish_modal import FinishModal
-from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.new_session_modal import NewSessionModal
-from app.screens.record_modal import RecordModal
-from app.screens.store_modal import StoreModal
-from app.session_queue import SessionPlan
-from app.tui import AstraApp, build_app
+from app.dashboard.app import AstraApp, build_app
+from app.dashboard.screens.confirm_modal import ConfirmModal
+from app.dashboard.screens.cost_modal import CostModal
+from app.dashboard.screens.edit_modal import EditModal
+from app.dashboard.screens.export_modal import ExportModal
+from app.dashboard.screens.finish_modal import FinishModal
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+from app.dashboard.screens.new_session_modal import NewSessionModal
+from app.dashboard.screens.record_modal import RecordModal
+from app.dashboard.screens.store_modal import StoreModal
+from app.sessions.options import SessionOptions
+from app.sessions.queue import SessionPlan
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,
@@ -481,7 +481,7 @@ async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
 ):
     [memory_id] = await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
     model = SlowModel(failure)
-    monkeypatch.setattr("app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: model)
+    monkeypatch.setattr("app.sessions.backend.ProcessEmbedder", lambda *_args, **_kwargs: model)
     app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from app.cli import main
-from app.screens.edit_modal import EditModal
-from app.screens.finish_modal import FinishModal
-from app.screens.store_modal import StoreModal
-from app.tui import AstraApp
+from app.cli.main import main
+from app.dashboard.app import AstraApp
+from app.dashboard.screens.edit_modal import EditModal
+from app.dashboard.screens.finish_modal import FinishModal
+from app.dashboard.screens.store_modal import StoreModal
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
@@ -32,7 +32,7 @@ def cli_env(tmp_path, monkeypatch):
     for name in ("ASTRA_MEMORY_URL", "OPENAI_API_KEY", "ASTRA_BUDGET_USD", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(
-        "app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: SlowModel(ready=True)
+        "app.sessions.backend.ProcessEmbedder", lambda *_args, **_kwargs: SlowModel(ready=True)
     )
     ran = SimpleNamespace(apps=[], stored=[], matches=[], edits=[])
 
@@ -105,7 +105,7 @@ def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys, monkeypatch
     """With the real model, as the README's demo: whether beta finds alpha's fix is its call
     (the hash embedder puts them at cosine 0.21, too far apart to deliver)."""
     monkeypatch.setattr(
-        "app.dashboard_backend.ProcessEmbedder", lambda *_args, **_kwargs: Loaded(real_embedder)
+        "app.sessions.backend.ProcessEmbedder", lambda *_args, **_kwargs: Loaded(real_embedder)
     )
     code = main(["demo"])
     out = capsys.readouterr().out

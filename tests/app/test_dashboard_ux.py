@@ -10,17 +10,17 @@ from textual.widgets._toast import Toast
 
 from agent import events as ev
 from agent.supervisor import CostQuote
-from app.screens.confirm_modal import ConfirmModal
-from app.screens.cost_modal import quote_text
-from app.screens.dashboard import DashboardScreen
-from app.screens.export_modal import ExportModal
-from app.screens.help_screen import HelpScreen
-from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.record_modal import RecordModal
-from app.screens.summary_modal import SummaryModal
-from memory.explain import COMPACT_WIDTH
+from app.dashboard.screens.confirm_modal import ConfirmModal
+from app.dashboard.screens.cost_modal import quote_text
+from app.dashboard.screens.dashboard import DashboardScreen
+from app.dashboard.screens.export_modal import ExportModal
+from app.dashboard.screens.help_screen import HelpScreen
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+from app.dashboard.screens.record_modal import RecordModal
+from app.dashboard.screens.summary_modal import SummaryModal
+from memory.retrieval.explain import COMPACT_WIDTH
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from textual.app import App
 
-import app.tui as app_module
+import app.dashboard.app as app_module
 from agent.supervisor import EditDecision, EditProposal
-from app.dashboard_supervisor import DashboardSupervisor
-from app.screens.edit_modal import EditModal
-from app.screens.finish_modal import FinishModal
+from app.dashboard.screens.edit_modal import EditModal
+from app.dashboard.screens.finish_modal import FinishModal
+from app.dashboard.supervisor import DashboardSupervisor
 from tests.app.pilot_helpers import drawn
 
 PROPOSAL = EditProposal("calc.sh", "--- a/calc.sh\n+++ b/calc.sh\n@@ -1 +1 @@\n-a - b\n+a + b\n")

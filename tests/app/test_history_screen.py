@@ -7,9 +7,9 @@ import shutil
 
 from textual.widgets import DataTable, Label
 
-from app.screens.dashboard import DashboardScreen
-from app.screens.history_screen import HistoryScreen
-from app.session_history import SessionEntry, load_history, summary_path, write_summary
+from app.dashboard.screens.dashboard import DashboardScreen
+from app.dashboard.screens.history_screen import HistoryScreen
+from app.sessions.history import SessionEntry, load_history, summary_path, write_summary
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,

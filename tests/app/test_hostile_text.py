@@ -13,13 +13,13 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from agent.supervisor import StoreProposal
-from app.cli import main
+from app.cli.main import main
 from app.console import make_console
-from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.record_modal import RecordModal
-from app.screens.store_modal import StoreModal
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+from app.dashboard.screens.record_modal import RecordModal
+from app.dashboard.screens.store_modal import StoreModal
 from memory.records import MemoryRecord, mask_url_passwords, shown
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.app.pilot_helpers import SIZE, idle_app, wait_for, wait_for_screen
 from tests.fakes import EVIDENCE, HashEmbedder
 from widgets import RecordView

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 
 MINIMAL = {
     "fix_description": "Retry the upload once when the connection resets mid-stream.",
@@ -282,7 +282,7 @@ def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
 def test_smoke_store_then_verify_in_another_process(tmp_path):
     env = {**os.environ, "ASTRA_DATA_DIR": str(tmp_path / "data")}
     env.pop("ASTRA_MEMORY_URL", None)
-    cli = [sys.executable, "-m", "app.cli"]
+    cli = [sys.executable, "-m", "app.cli.main"]
     stored = subprocess.run(
         [*cli, "smoke", "store"], capture_output=True, text=True, env=env, timeout=300
     )
@@ -370,7 +370,7 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
 def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int) -> None:
     """The audit as sessions leave it: the record delivered, then each session ended red."""
     from memory.records import MemorySearchResult
-    from memory.store import open_store
+    from memory.stores.protocol import open_store
 
     async def deliver() -> None:
         store = open_store(f"sqlite:///{data_dir / 'memory.sqlite3'}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from app.options import SessionOptions
-from app.session_queue import SessionQueue
+from app.sessions.options import SessionOptions
+from app.sessions.queue import SessionQueue
 
 
 class View:

@@ -12,12 +12,12 @@ import pytest
 
 from agent.project_tests import resolve_test_command
 from agent.supervisor import EditDecision
-from app.cli import main
-from app.headless_session import HeadlessSupervisor
-from app.options import SessionOptions
-from app.session_builder import build_agent
-from app.settings import Settings
-from memory.store import open_store
+from app.cli.main import main
+from app.config.settings import Settings
+from app.sessions.builder import build_agent
+from app.sessions.headless import HeadlessSupervisor
+from app.sessions.options import SessionOptions
+from memory.stores.protocol import open_store
 from tests.agent.gitrepo import git, isolate_git
 from tests.agent.responses_server import ResponsesServer
 from tests.fakes import HashEmbedder
@@ -243,7 +243,7 @@ async def test_a_src_layout_project_imports_the_session_s_sources(tmp_path, data
     (root / "src" / "pkg").mkdir(parents=True)
     (root / "src" / "pkg" / "__init__.py").write_text("")
     from agent.project_tests import TestCommand
-    from agent.workspace import WorkspaceTools
+    from agent.workspace_tools import WorkspaceTools
 
     command = TestCommand(("python3", "-c", "import pkg; print(pkg.__file__)"), "print pkg", "flag")
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": "/elsewhere"}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent import transport, turns
-from app.cli import main
-from app.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
+from app.cli.main import main
+from app.sessions.options import DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S
 from tests.agent.responses_server import (
     ResponsesServer,
     error_body,
@@ -121,7 +121,7 @@ def test_no_store_flag_and_the_defaults(capsys, data_dir, alpha):
     assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
     assert body["reasoning"] == {"effort": "low"}
     assert body["max_output_tokens"] == DEFAULT_MAX_OUTPUT_TOKENS
-    # app/options.py repeats the agent's defaults so the dashboard starts without loading it
+    # app/sessions/options.py repeats the agent's defaults: the dashboard starts without it
     assert (DEFAULT_MAX_OUTPUT_TOKENS, REQUEST_TIMEOUT_S) == (
         turns.DEFAULT_MAX_OUTPUT_TOKENS,
         transport.REQUEST_TIMEOUT_S,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent import sandbox as sandboxes
-from app.cli import main
-from app.options import DEMO_PROJECTS
+from app.cli.main import main
+from app.sessions.options import DEMO_PROJECTS
 from tests.app.pilot_helpers import REHEARSAL
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from textual.widgets import Input, Select
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
-from app.screens.memory_browser import MemoryBrowserScreen
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.app.pilot_helpers import SIZE, idle_app, on_screen, seed, wait_for, wait_for_screen
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from tests.app.pilot_helpers import seed
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -74,7 +74,7 @@ def test_the_served_dashboard_shows_a_record_in_a_headless_browser(tmp_path):
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
     server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        [sys.executable, "-m", "app.cli.main", "serve", "--port", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.options import DEMO_PROJECTS
+from app.cli.main import main
+from app.sessions.options import DEMO_PROJECTS
 from tests.agent.responses_server import ResponsesServer
 
 KEY = "sk-live-test-0123456789abcdefghij"

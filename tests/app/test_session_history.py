@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.options import DEMO_PROJECTS
-from app.screens.history_screen import detail
-from app.session_history import (
+from app.cli.main import main
+from app.dashboard.screens.history_screen import detail
+from app.sessions.history import (
     MIN_PER_SIDE,
     SessionEntry,
     load_history,
@@ -22,8 +21,9 @@ from app.session_history import (
     summary_path,
     write_summary,
 )
+from app.sessions.options import DEMO_PROJECTS
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import seed
 from tests.fakes import HashEmbedder

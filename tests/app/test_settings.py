@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from app.config.settings import DEFAULT_MODEL, Secret, Settings
 from app.errors import CommandError
-from app.settings import DEFAULT_MODEL, Secret, Settings
 
 KEY = "sk-live-test-0123456789abcdefghij"
 

@@ -13,19 +13,19 @@ import pytest
 from textual.app import App
 from textual.screen import Screen
 
-import app.tui as tui_module
+import app.dashboard.app as tui_module
 from agent import events as ev
-from agent.session_tools import match_brief
 from agent.supervisor import CostQuote, EditProposal, StoreProposal
-from app.screens.cost_modal import CostModal
-from app.screens.dashboard import DashboardScreen
-from app.screens.edit_modal import EditModal
-from app.screens.finish_modal import FinishModal
-from app.screens.memory_browser import MemoryBrowserScreen
-from app.screens.new_session_modal import NewSessionModal
-from app.screens.store_modal import StoreModal
+from agent.tool_calls import match_brief
+from app.dashboard.screens.cost_modal import CostModal
+from app.dashboard.screens.dashboard import DashboardScreen
+from app.dashboard.screens.edit_modal import EditModal
+from app.dashboard.screens.finish_modal import FinishModal
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+from app.dashboard.screens.new_session_modal import NewSessionModal
+from app.dashboard.screens.store_modal import StoreModal
 from memory.records import MemoryRecord, MemorySearchResult
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from tests.app.pilot_helpers import (
     idle_app,
     wait_for,

@@ -9,10 +9,10 @@ from pathlib import Path
 from textual.message import Message
 
 from agent import events as ev
-from app.options import SessionOptions
-from app.screens.messages import TestOutputBatch
-from app.settings import Settings
-from app.tui import AstraApp, build_app
+from app.config.settings import Settings
+from app.dashboard.app import AstraApp, build_app
+from app.dashboard.screens.messages import TestOutputBatch
+from app.sessions.options import SessionOptions
 from tests.fakes import HashEmbedder, failed_run_finished
 from widgets import TestOutputLog
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.app import App
 
-from app.screens.dashboard import DashboardScreen
+from app.dashboard.screens.dashboard import DashboardScreen
 from tests.app.pilot_helpers import rows
 from tests.app.test_snapshots import SnapshotHost, fixed_events
 from widgets import TestOutputLog, TurnsLog

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agent.transport import insecure_base_url
-from app.cli import main, settings_from
-from app.config_file import default_env_file
+from app.cli.main import main, settings_from
+from app.config.file import default_env_file
 from tests.agent.responses_server import ResponsesServer, message_item, response_body
 
 KEY = "sk-dummy-0123456789abcdefghij"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from memory.records import utc_now
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from memory.transfer import import_records, parse_import
 from tests.fakes import HashEmbedder
 

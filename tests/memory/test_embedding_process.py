@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedder import EmbedderUnavailableError
-from memory.embedding_process import ProcessEmbedder
-from memory.torch_embedder import SentenceTransformerEmbedder
+from memory.embedding.embedder import EmbedderUnavailableError
+from memory.embedding.process import ProcessEmbedder
+from memory.embedding.torch_embedder import SentenceTransformerEmbedder
 
 TEXTS = [
     "AssertionError: expected 3 origins, got 1",
@@ -119,7 +119,7 @@ def test_a_bad_model_path_fails_load_with_the_in_process_reason(tmp_path):
 
 def test_constructing_starts_nothing_and_imports_no_torch():
     probe = (
-        "import sys; from memory.embedding_process import ProcessEmbedder;"
+        "import sys; from memory.embedding.process import ProcessEmbedder;"
         "embedder = ProcessEmbedder(); embedder.close();"
         "assert embedder.pid is None and not embedder.loaded;"
         "bad = sorted(m for m in sys.modules if m in {'torch', 'sentence_transformers'});"
@@ -184,7 +184,7 @@ def test_close_during_load_kills_the_child_at_once(tmp_path):
 
 
 def test_a_child_that_never_answers_is_stopped(tmp_path, monkeypatch):
-    monkeypatch.setattr("memory.embedding_process.LOAD_TIMEOUT_S", 1.0)
+    monkeypatch.setattr("memory.embedding.process.LOAD_TIMEOUT_S", 1.0)
     embedder = misbehaving(tmp_path, HANG)
     started = time.monotonic()
     with pytest.raises(EmbedderUnavailableError, match="did not answer within 1 s"):
@@ -204,7 +204,7 @@ def test_garbage_on_the_childs_stdout_stops_it(tmp_path):
 
 def test_what_the_child_says_for_the_operator_reaches_progress_and_nothing_else(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(
-        "import sys\nfrom memory.onnx_embedder import say_on_stderr\n"
+        "import sys\nfrom memory.embedding.onnx_embedder import say_on_stderr\n"
         "print('a library warning', file=sys.stderr)\n"
         "say_on_stderr('exporting it to ONNX (model.onnx)')\n",
         encoding="utf-8",

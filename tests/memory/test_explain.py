@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memory import ranking
-from memory.explain import COMPACT_WIDTH, explanation, query_reading
 from memory.records import MemoryRecord, MemorySearchResult
+from memory.retrieval import ranking
+from memory.retrieval.explain import COMPACT_WIDTH, explanation, query_reading
 
 RECORD = MemoryRecord(
     memory_id="m1",
     fix_description="Strip whitespace around each comma-separated origin in the CORS origin list.",
     error_type="AssertionError",
-    file_paths=("app/cors.py", "app/settings.py"),
+    file_paths=("app/cors.py", "app/config/settings.py"),
     outcome="ok",
     symptom="E       AssertionError: assert ' https://b.example' == 'https://b.example'",
     session_id="s",
@@ -41,7 +41,7 @@ def test_the_long_form_names_every_part_and_says_none_where_nothing_is_shared():
     line = explanation(QUERY, result(2, None))
     assert line.startswith("why: cosine 0.6123 · vector rank #2 · ")
     assert "keyword rank not among its candidates" in line
-    assert "shared paths: app/cors.py · " in line and "app/settings.py" not in line
+    assert "shared paths: app/cors.py · " in line and "app/config/settings.py" not in line
     assert "whitespace" in line and "shared signature: " in line
     assert "shared signature: none" not in line  # both show the same assertion shape
     unrelated = explanation("KeyError in billing/ledger.go", result(5, 9))

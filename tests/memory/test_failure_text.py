@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.failure_text import focus, read_failure
+from memory.retrieval.failure_text import focus, read_failure
 from tests.memory.pytest_runs import banner, whole_run
 
 PYTEST_REPORT = """\

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory import migrations
+from memory.records import SearchRequest
 from memory.service import MemoryService
-from memory.store import open_store
+from memory.stores import migrations
+from memory.stores.protocol import open_store
 from tests.fakes import HashEmbedder
 
 # Made by the store as it was before the migrations had a module of their own (commit
@@ -53,7 +54,7 @@ async def test_a_database_made_before_this_module_opens_unchanged(v1_copy, tmp_p
         # The cache record's own vector, but the audit record's words: only the keyword
         # index of the old file can put the audit record first.
         found = await store.search(
-            unit(2), "normalize", scope="alpha", error_type=None, top_k=2, min_score=-1, now=NOW
+            SearchRequest(unit(2), "normalize", "alpha", None, top_k=2, min_score=-1, now=NOW)
         )
         assert [r.record.memory_id for r in found] == [AUDIT_ID, CACHE_ID]
         stats = (await store.delivery_stats([AUDIT_ID]))[AUDIT_ID]

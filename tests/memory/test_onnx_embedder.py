@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory import onnx_export
+from memory.embedding import onnx_export
+from memory.embedding.model_files import onnx_path, resolve_model_path
+from memory.embedding.onnx_embedder import OnnxEmbedder
+from memory.embedding.torch_embedder import SentenceTransformerEmbedder
 from memory.errors import EmbedderUnavailableError
-from memory.model_files import onnx_path, resolve_model_path
-from memory.onnx_embedder import OnnxEmbedder
 from memory.records import EMBEDDING_MODEL
-from memory.signature import with_signature
-from memory.torch_embedder import SentenceTransformerEmbedder
+from memory.retrieval.signature import with_signature
 from memory.transfer import parse_import
 
 DATA = Path(__file__).with_name("data")
@@ -115,7 +115,7 @@ def test_an_export_whose_weights_file_is_cut_short_is_made_again(
         graph.write_bytes(good.read_bytes())
         onnx_export.weights_path(graph).write_bytes(onnx_export.weights_path(good).read_bytes())
 
-    monkeypatch.setattr("memory.onnx_embedder.export_model", export_again)
+    monkeypatch.setattr("memory.embedding.onnx_embedder.export_model", export_again)
     messages: list[str] = []
     embedder = OnnxEmbedder(tmp_path, progress=messages.append)
     vectors = embedder.embed_many_sync(["KeyError: 'timeout'"])
@@ -127,8 +127,8 @@ def test_an_export_whose_weights_file_is_cut_short_is_made_again(
 def test_a_killed_export_leaves_nothing_under_the_real_name(tmp_path):
     target = onnx_path(resolve_model_path(), tmp_path)
     script = (
-        "import os, sys; from pathlib import Path; from memory import onnx_export;"
-        "from memory.model_files import resolve_model_path;"
+        "import os, sys; from pathlib import Path; from memory.embedding import onnx_export;"
+        "from memory.embedding.model_files import resolve_model_path;"
         "onnx_export.check_export = lambda *a: os.kill(os.getpid(), 9);"
         "onnx_export.export_model(resolve_model_path(), Path(sys.argv[1]), print)"
     )
@@ -147,7 +147,7 @@ def cli(data_dir: Path, *args: str) -> dict:
     """Run the CLI in a fresh process; report its exit code, output, the heavy modules (and
     those of NOT_FOR_SEARCH) it imported and how many onnxruntime sessions it opened."""
     probe = (
-        "import json, sys, onnxruntime; from app.cli import main;"
+        "import json, sys, onnxruntime; from app.cli.main import main;"
         "opened = []; real = onnxruntime.InferenceSession;"
         "onnxruntime.InferenceSession = lambda *a, **k: opened.append(1) or real(*a, **k);"
         "code = main(sys.argv[1:]);"
@@ -217,7 +217,7 @@ def test_model_prepare_says_where_the_checked_export_is(data_dir, onnx_embedder)
 def test_a_bad_embedder_setting_is_one_line_and_exit_2(data_dir):
     env = {**os.environ, "ASTRA_DATA_DIR": str(data_dir), "ASTRA_EMBEDDER": "cuda"}
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "memory", "search", "x"],
+        [sys.executable, "-m", "app.cli.main", "memory", "search", "x"],
         capture_output=True,
         text=True,
         env=env,

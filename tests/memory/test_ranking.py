@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory import ranking
 from memory.records import MemoryRecord
+from memory.retrieval import ranking
 
 
 def counter(counts: dict[str, int]):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from app.cli.main import main
 from tests.memory.pytest_runs import whole_run
 
 DATA = Path(__file__).with_name("data")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.signature import compare_values, failure_signature, with_signature
+from memory.retrieval.signature import compare_values, failure_signature, with_signature
 
 
 @pytest.mark.parametrize(

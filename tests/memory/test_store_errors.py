@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memory import migrations
 from memory.errors import MemoryStoreError
-from memory.sqlite_rows import CorruptRecordWarning
-from memory.store import open_store
+from memory.records import SearchRequest
+from memory.stores import migrations
+from memory.stores.protocol import open_store
+from memory.stores.sqlite_rows import CorruptRecordWarning
 from tests.fakes import PASSING
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -119,13 +120,15 @@ async def test_a_corrupt_row_is_skipped_with_a_warning_naming_it(
                 assert listed == [good]
                 assert await reopened.get(bad) is None
             results = await reopened.search(
-                await embedder.embed("Fix number: strip whitespace"),
-                "strip whitespace",
-                scope="alpha",
-                error_type=None,
-                top_k=5,
-                min_score=-1.0,
-                now=NOW,
+                SearchRequest(
+                    await embedder.embed("Fix number: strip whitespace"),
+                    "strip whitespace",
+                    scope="alpha",
+                    error_type=None,
+                    top_k=5,
+                    min_score=-1.0,
+                    now=NOW,
+                )
             )
         assert [r.record.memory_id for r in results] == [good]
         assert (await reopened.stats(NOW)).records == 2

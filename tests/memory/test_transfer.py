@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memory.errors import MemoryStoreError, MemoryValidationError
 from memory.service import MAX_FIX_CHARS
-from memory.store import open_store
+from memory.stores.protocol import open_store
 from memory.transfer import (
     export_to_file,
     import_records,

@@ -1,0 +1,470 @@
+"""`astra-memory memory ...`: browse, search, audit, prune and move the memory from the shell.
+
+Actions that only read or delete never load the embedding model; search, import and eval
+do, once. What only one action needs (evaluation, transfer, progress bars, diff syntax) is
+imported in that action, so a cold `memory search` pays for none of it. Over 400 lines:
+one short function per `memory` action, kept together so the command reads in one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.markup import escape
+from rich.table import Table
+
+from app.config.settings import Settings
+from app.console import make_console
+from app.errors import CommandError
+from app.text_fit import clip
+from memory.records import (
+    MemoryRecord,
+    MemorySearchResult,
+    counts_text,
+    possibly_stale,
+    utc_now,
+)
+from memory.retrieval.explain import explanation, query_reading
+from memory.service import MemoryService, clear_stale
+from memory.stores.protocol import MemoryStore, open_store
+
+console = make_console()
+err_console = make_console(stderr=True)
+
+
+async def memory(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "migrate":
+        return await memory_migrate(args, settings)
+    store = open_store(args.memory or settings.memory_url)
+    try:
+        return await ACTIONS[args.action](args, settings, store)
+    finally:
+        await store.close()
+
+
+async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
+    """The record with this id, or the one record whose id starts with it; an ambiguous
+    prefix is a usage error (exit 2), an unknown id exit 1."""
+    record = await store.get(memory_id)
+    if record is not None:
+        return record
+    matches = [r for r in await store.list_records() if r.memory_id.startswith(memory_id)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise CommandError(f"id prefix {memory_id!r} matches {len(matches)} records; give more", 2)
+    raise CommandError(f"no memory record with id {memory_id!r}")
+
+
+def provenance_label(record: MemoryRecord) -> str:
+    return "test-confirmed" if record.provenance == "test-confirmed" else "IMPORTED, not tested"
+
+
+def _markers(record: MemoryRecord) -> str:
+    """Rich markup that flags imported and instruction-like records, each mark led by two
+    spaces (none when there is no mark: a line must not end in spaces)."""
+    marks = "  [yellow]IMPORTED, not tested[/]" if record.provenance == "imported" else ""
+    return marks + ("  [red]FLAGGED as instruction-like[/]" if record.flags else "")
+
+
+# -- memory actions --------------------------------------------------------------------
+
+
+async def memory_list(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    records = await store.list_records(scope=args.scope, limit=args.limit or None)
+    stats = await store.delivery_stats([r.memory_id for r in records])
+    if args.json:
+        print(
+            json.dumps(
+                [
+                    {**r.model_dump(mode="json"), "audit": stats[r.memory_id].model_dump()}
+                    for r in records
+                ]
+            )
+        )
+        return 0
+    if not records:
+        console.print("No memory records." + (f" (scope {args.scope})" if args.scope else ""))
+        return 0
+    for r in records:
+        audit = stats[r.memory_id]
+        console.print(
+            f"[bold]{r.short_id}[/]  {escape(r.error_type)}  scope {escape(r.scope)}  "
+            f"{r.timestamp:%Y-%m-%d}  {audit.describe()}{_markers(r)}"
+            + (
+                "  [red]POSSIBLY STALE[/]"
+                if possibly_stale(r, audit, settings.astra_stale_after)
+                else ""
+            )
+        )
+        console.print(f"    {escape(r.fix_description)}", overflow="ellipsis", no_wrap=True)
+        console.print(
+            f"    [dim]{escape(', '.join(r.file_paths))}[/]", overflow="ellipsis", no_wrap=True
+        )
+    return 0
+
+
+async def memory_show(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    record = await resolve_id(store, args.memory_id)
+    audit = (await store.delivery_stats([record.memory_id]))[record.memory_id]
+    stale = possibly_stale(record, audit, settings.astra_stale_after)
+    if args.json:
+        row = {**record.model_dump(mode="json"), "audit": audit.model_dump()}
+        print(json.dumps({**row, "possibly_stale": stale}))
+        return 0
+    rows = [
+        ("memory id", record.memory_id),
+        ("scope", record.scope),
+        ("kind", provenance_label(record)),
+        ("error type", record.error_type),
+        ("files", ", ".join(record.file_paths)),
+        ("fix", record.fix_description),
+        ("outcome", record.outcome),
+        ("stored", record.timestamp.isoformat()),
+        ("expires", record.expires_at.isoformat() if record.expires_at else "never"),
+        (
+            "session",
+            record.session_id + (f" (response {record.response_id})" if record.response_id else ""),
+        ),
+        ("embedding", record.embedding_model),
+        ("audit", audit.describe()),
+    ]
+    if record.confirmations:
+        last = record.confirmations[-1]
+        rows.append(
+            (
+                "confirmed",
+                f"{record.times_confirmed} times, last {last.confirmed_at.isoformat()} "
+                f"by session {last.session_id}",
+            )
+        )
+    if stale:
+        rows.append(
+            (
+                "POSSIBLY STALE",
+                f"{audit.sessions_red - record.stale_cleared_red} sessions given it ended red; "
+                f"`memory unstale {record.short_id}` clears this",
+            )
+        )
+    if record.evidence:
+        e = record.evidence
+        rows.append(
+            ("evidence", f"`{e.command}` exit {e.exit_code}: {counts_text(e.passed, e.failed)}")
+        )
+    if record.flags:
+        rows.append(("FLAGGED", "; ".join(record.flags)))
+    _print_fields(rows)
+    for title, body in (
+        ("symptom", record.symptom),
+        ("passing output", record.evidence.output_excerpt if record.evidence else ""),
+    ):
+        if body:
+            console.print(f"\n[bold]{title}[/]")
+            console.print(escape(body))
+    if record.diff:
+        from rich.syntax import Syntax
+
+        console.print("\n[bold]diff[/]")
+        console.print(Syntax(record.diff, "diff", theme="ansi_dark", word_wrap=True))
+    return 0
+
+
+def _print_fields(rows: list[tuple[str, str]]) -> None:
+    """Name and value side by side: a grid on a terminal (long values wrap under their
+    column); piped, one whole line each, without the spaces a grid pads its lines with."""
+    table = Table.grid(padding=(0, 2))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        style = "bold red" if name == "FLAGGED" else "bold"
+        if console.is_terminal:
+            table.add_row(f"[{style}]{name}[/]", escape(value))
+        else:
+            console.print(f"[{style}]{name}[/]{' ' * (width - len(name))}  {escape(value)}")
+    if table.rows:
+        console.print(table)
+
+
+async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    service = MemoryService(
+        store,
+        settings.embedder(),
+        session_id="cli",
+        scope=args.scope,
+        stale_after=settings.astra_stale_after,
+    )
+    results = await service.find(
+        args.query,
+        error_type=args.error_type,
+        top_k=_top_k(args.top_k),
+        min_score=args.min_score,
+        all_scopes=args.all_scopes,
+    )
+    if args.json:
+        rows = [_search_row(r) for r in results]
+        if args.explain:  # how the query was read, and why each match ranked, as printed
+            reading = query_reading(args.query)
+            rows = [
+                {**row, "why": explanation(args.query, r), "reading": reading}
+                for row, r in zip(rows, results, strict=True)
+            ]
+        print(json.dumps(rows))
+        return 0
+    if args.explain:
+        console.print(f"[dim]{escape(query_reading(args.query))}[/]")
+    if not results:
+        where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
+        console.print(f"No matches in {escape(where)}.")
+        if not args.all_scopes:
+            await _other_scopes_hint(store, args.scope)
+        return 0
+    for r in results:
+        console.print(
+            f"[bold]#{r.rank}  {r.label}  {r.score:.4f}[/]  {r.record.short_id}  "
+            f"{escape(r.record.error_type)}"
+            + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
+            + _markers(r.record)
+            + ("  [red]POSSIBLY STALE[/]" if r.stale else "")
+        )
+        console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
+        console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
+        if args.explain:
+            console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
+    return 0
+
+
+async def _other_scopes_hint(store: MemoryStore, scope: str) -> None:
+    """Where the records are when the scope searched has none that match (after the demo,
+    its records are in the demo's own scope): one line, the biggest scopes named."""
+    counts = (await store.stats(utc_now())).by_scope
+    others = sorted(((n, s) for s, n in counts.items() if s != scope), reverse=True)
+    if others:
+        named = ", ".join(f"{s} {n}" for n, s in others[:3]) + (", …" if len(others) > 3 else "")
+        console.print(
+            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): pass "
+            "--scope S or --all-scopes"
+        )
+
+
+def _search_row(result: MemorySearchResult) -> dict[str, object]:
+    """One match as `memory search --json` prints it: the record's fields, its cosine as
+    `score`, and where and how it ranked."""
+    return {
+        "score": result.score,
+        "rank": result.rank,
+        "label": result.label,
+        "vector_rank": result.vector_rank,
+        "keyword_rank": result.keyword_rank,
+        "possibly_stale": result.stale,
+        **result.record.model_dump(mode="json"),
+    }
+
+
+def _top_k(value: int) -> int:
+    if not 1 <= value <= 10:
+        raise CommandError(f"--top-k must be from 1 to 10, got {value}", 2)
+    return value
+
+
+async def memory_delete(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    record = await resolve_id(store, args.memory_id)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CommandError(
+                f"not deleting {record.short_id}: no terminal to ask; add --yes to delete", 2
+            )
+        fix = clip(" ".join(record.fix_description.split()), 60)
+        err_console.print(
+            f"Delete {record.short_id} ({escape(record.error_type)}: "
+            f"{escape(fix)})? This cannot be undone. [y/N] ",
+            end="",
+        )
+        if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
+            console.print("nothing deleted")
+            return 1
+    await store.delete(record.memory_id)
+    console.print(f"deleted {record.memory_id}")
+    return 0
+
+
+async def memory_unstale(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    """Clear the possibly-stale mark: the red sessions so far stop counting."""
+    record = await resolve_id(store, args.memory_id)
+    cleared = await clear_stale(store, record)
+    console.print(
+        f"{record.short_id}: not stale; {cleared.stale_cleared_red} red session(s) set aside"
+    )
+    return 0
+
+
+async def memory_stats(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    stats = await store.stats(utc_now())
+    if args.json:
+        print(stats.model_dump_json())
+        return 0
+    console.print(f"store: {escape(store.url)}")
+    console.print(
+        f"records: {stats.records} · imported: {stats.imported} · flagged: {stats.flagged} · "
+        f"expired: {stats.expired} · deliveries: {stats.deliveries}"
+    )
+    for title, counts in (("scope", stats.by_scope), ("error type", stats.by_error_type)):
+        table = Table(title, "records")
+        for name, count in sorted(counts.items(), key=lambda item: -item[1]):
+            table.add_row(escape(name), str(count))
+        console.print(table)
+    return 0
+
+
+async def memory_export(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from memory.transfer import export_lines, export_to_file
+
+    if args.out:
+        count = await export_to_file(store, Path(args.out), args.scope)
+    else:
+        count = 0
+        async for line in export_lines(store, scope=args.scope):
+            sys.stdout.write(line + "\n")
+            count += 1
+    err_console.print(
+        f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
+    )
+    return 0
+
+
+def _read_lines(name: str) -> list[str]:
+    """A JSONL file's lines, split on "\\n" alone so U+2028 and U+0085 stay inside a line."""
+    from memory.transfer import split_lines
+
+    if name == "-":
+        return split_lines(sys.stdin.read())
+    try:
+        return split_lines(Path(name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read {name}: {exc}") from exc
+
+
+async def memory_import(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from rich.progress import Progress
+
+    from memory.transfer import import_records, parse_import
+
+    records = parse_import(_read_lines(args.file), default_scope=args.scope, now=utc_now())
+    if not records:
+        raise CommandError(f"{args.file} holds no records")
+    present = {r.memory_id for r in records if await store.get(r.memory_id) is not None}
+    with Progress(
+        console=err_console, transient=True, disable=not err_console.is_terminal
+    ) as progress:
+        task = progress.add_task("embedding", total=len(records))
+        result = await import_records(
+            store,
+            settings.embedder(),
+            records,
+            lambda done, total: progress.update(task, completed=done),
+        )
+    conflicts = set(result.conflicts)
+    written = [r for r in records if r.memory_id not in conflicts]
+    imported = sum(r.provenance == "imported" for r in written)
+    updated = len(present - conflicts)
+    console.print(
+        f"imported {result.written} record(s) into {escape(store.url)}: "
+        f"{result.written - updated} new, {updated} already present"
+        + (" (updated in place)" if updated else "")
+        + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
+    )
+    for memory_id in result.conflicts:
+        err_console.print(
+            f"conflict: {memory_id} is test-confirmed in the store; the untested line for it "
+            "was not imported"
+        )
+    return 0
+
+
+async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from rich.progress import Progress
+
+    from memory.transfer import migrate
+
+    if args.source == args.target:
+        raise CommandError("--from and --to name the same store", 2)
+    source = open_store(args.source)
+    try:
+        target = open_store(args.target)
+        try:
+            with Progress(
+                console=err_console, transient=True, disable=not err_console.is_terminal
+            ) as progress:
+                task = progress.add_task("migrating", total=None)
+                count = await migrate(
+                    source,
+                    target,
+                    settings.embedder(),
+                    lambda done, total: progress.update(task, completed=done, total=total),
+                )
+        finally:
+            await target.close()
+    finally:
+        await source.close()
+    console.print(f"copied {count} record(s) from {escape(source.url)} to {escape(target.url)}")
+    return 0
+
+
+async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from memory.evaluation import (
+        AmbiguousExpectError,
+        evaluate,
+        fix_text_baseline,
+        keyword_baseline,
+        parse_queries,
+        resolve_expected,
+    )
+
+    service = MemoryService(store, settings.embedder(), session_id="eval", scope=args.scope)
+    try:
+        queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
+    except AmbiguousExpectError as exc:
+        raise CommandError(str(exc), 2) from exc
+    report = await evaluate(service, queries)
+    baseline = await fix_text_baseline(service, queries) if args.baseline else None
+    bm25 = await keyword_baseline(service, queries) if args.bm25 else None
+    if args.json:
+        payload = report.model_dump(exclude=set() if report.groups else {"groups"})
+        for key, figures in (("baseline", baseline), ("bm25", bm25)):
+            if figures:
+                payload[key] = figures.model_dump(exclude={"misses"})
+        print(json.dumps(payload))
+        return 0
+    for name, figures in (("memory", report), ("fix text alone", baseline), ("BM25 alone", bm25)):
+        if figures:
+            console.print(
+                f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+                f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+            )
+    for group, figures in report.groups.items():
+        console.print(
+            f"  {escape(group)}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+            f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+        )
+    for miss in report.misses:
+        where = f"rank {miss.rank}" if miss.rank else "not in top 10"
+        query = clip(" ".join(miss.query.split()), 70)
+        console.print(
+            f"miss ({where}): expected {miss.expect[:8]}, got "
+            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {escape(query)}"
+        )
+    return 0
+
+
+ACTIONS = {
+    "list": memory_list,
+    "show": memory_show,
+    "search": memory_search,
+    "delete": memory_delete,
+    "unstale": memory_unstale,
+    "stats": memory_stats,
+    "export": memory_export,
+    "import": memory_import,
+    "eval": memory_eval,
+}

@@ -1,0 +1,32 @@
+"""`astra-memory` (no command) and `tui`: the dashboard, idle or on one session.
+
+Only light modules load before the first frame; the agent, memory and HTTP layers load in
+the session queue's thread (see app/sessions/queue.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from app.config.file import config_path
+from app.config.settings import Settings
+from app.dashboard.app import build_app
+from app.errors import CommandError
+from app.sessions.options import options_from, refuse_unstartable
+
+
+async def tui(args: argparse.Namespace, settings: Settings) -> int:
+    """The dashboard: a session on --workspace, or idle on the memory browser."""
+    options = options_from(args)
+    workspace = Path(args.workspace) if args.workspace else None
+    if workspace is not None:
+        if not workspace.is_dir():
+            raise CommandError(f"workspace {workspace} is not a directory", 2)
+        # before the dashboard opens, as `run` does: one line and exit 2, not a toast; only
+        # what light checks tell, so the first frame still comes before the session's layers
+        refuse_unstartable(options, has_key=bool(settings.api_key))
+    app = build_app(settings, options, workspace)
+    app.keep_theme(args.config.theme, config_path())
+    code = await app.run_async()
+    return code or 0

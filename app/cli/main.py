@@ -1,0 +1,373 @@
+"""The `astra-memory` command line: parses flags, builds the settings once, runs a command.
+
+Every failure a user can cause (a bad flag, URL, id or file) ends as one line on stderr
+and a non-zero exit: 2 for usage and configuration, 1 for a command that could not do
+its work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from app.cli.arguments import (
+    OneLineParser,
+    id_prefix,
+    positive_int,
+    query_text,
+    scope_name,
+    score,
+    session_options_parser,
+    whole_number,
+)
+from app.cli.history_flags import add_history_commands
+from app.config.file import config_path, default_env_file, load_config
+from app.config.settings import Settings
+from app.config.store_url import resolve_memory_url
+from app.errors import CommandError
+from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
+
+
+class VersionAction(argparse.Action):
+    """`--version`: looks the version up only when asked (importlib.metadata costs every
+    other command about 15 ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, **kwargs
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        import importlib.metadata
+
+        try:
+            version = importlib.metadata.version("astra-codebase-memory")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        print(f"{parser.prog} {version}")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="astra-memory",
+        description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
+        epilog="Environment: OPENAI_API_KEY, OPENAI_BASE_URL, ASTRA_MODEL, ASTRA_MEMORY_URL, "
+        "ASTRA_DATA_DIR, ASTRA_BUDGET_USD, ASTRA_EMBEDDER, ASTRA_EMBEDDING_MODEL_PATH, "
+        "ASTRA_RESPONSE_STORAGE=off, ASTRA_PRICE_{INPUT,CACHED_INPUT,OUTPUT}_PER_MILLION.",
+    )
+    parser.add_argument(
+        "--version", action=VersionAction, help="show program's version number and exit"
+    )
+    parser.add_argument(
+        "--env-file",
+        type=Path,
+        metavar="FILE",
+        help="read settings from this .env file (default: the .env beside the config file; "
+        "never the current folder's)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    store_options = OneLineParser(add_help=False)
+    store_options.add_argument(
+        "--memory",
+        metavar="URL",
+        help="memory store URL, e.g. sqlite:///path/memory.sqlite3 (default: ASTRA_MEMORY_URL, "
+        "else memory.sqlite3 in ASTRA_DATA_DIR)",
+    )
+    json_option = OneLineParser(add_help=False)
+    json_option.add_argument("--json", action="store_true", help="print JSON instead of tables")
+
+    memory = commands.add_parser("memory", help="browse, search, audit and prune memory records")
+    actions = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    listing = actions.add_parser(
+        "list", parents=[store_options, json_option], help="records, newest first"
+    )
+    listing.add_argument("--scope", type=scope_name, help="only this scope")
+    listing.add_argument(
+        "--limit", type=positive_int, default=50, help="at most N records (0: all; default 50)"
+    )
+
+    show = actions.add_parser(
+        "show", parents=[store_options, json_option], help="one record with its evidence and audit"
+    )
+    show.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
+
+    search = actions.add_parser(
+        "search", parents=[store_options, json_option], help="search as the agent's tool does"
+    )
+    search.add_argument(
+        "query", metavar="QUERY", type=query_text, help="failure text to search for"
+    )
+    where = search.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scope", type=scope_name, default="default", help="scope to search (default: default)"
+    )
+    where.add_argument("--all-scopes", action="store_true", help="search every scope")
+    search.add_argument(
+        "--explain",
+        action="store_true",
+        help="show why each match ranked: shared terms, paths and signature, cosine, ranks "
+        "(with --json: each match's 'why' and the query's 'reading')",
+    )
+    search.add_argument("--error-type", help="only records of this error type")
+    search.add_argument(
+        "--top-k", type=whole_number, default=5, help="matches to show, 1..10 (default 5)"
+    )
+    search.add_argument(
+        "--min-score", type=score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
+    )
+
+    delete = actions.add_parser(
+        "delete",
+        parents=[store_options],
+        help="delete one record",
+        description="Asks first on a terminal; without one, --yes is required.",
+    )
+    delete.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
+    delete.add_argument("--yes", action="store_true", help="delete without asking")
+
+    unstale = actions.add_parser(
+        "unstale",
+        parents=[store_options],
+        help="clear a record's possibly-stale mark",
+        description="The red sessions counted so far no longer count; later ones do.",
+    )
+    unstale.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
+
+    actions.add_parser(
+        "stats", parents=[store_options, json_option], help="counts by scope and error type"
+    )
+
+    export = actions.add_parser("export", parents=[store_options], help="records as JSONL")
+    export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    export.add_argument("--scope", type=scope_name, help="only this scope")
+
+    imports = actions.add_parser(
+        "import",
+        parents=[store_options],
+        help="records from JSONL: an export, or minimal post-mortem records",
+        description="Import an export (ids kept) or minimal records with fix_description, "
+        "error_type, file_paths and optionally memory_id, symptom, outcome, scope. Minimal "
+        "records are marked as imported, not test-confirmed. All lines are checked first; "
+        "nothing is written unless every line is valid.",
+    )
+    imports.add_argument("file", metavar="FILE", help="JSONL file to import ('-' for stdin)")
+    imports.add_argument(
+        "--scope",
+        type=scope_name,
+        default="default",
+        help="scope for records that name none (default: default)",
+    )
+
+    evaluation = actions.add_parser(
+        "eval",
+        parents=[store_options, json_option],
+        help="recall@1/@3 and MRR of labelled queries",
+        description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID or a unique '
+        "prefix} and optionally error_type, scope and group (figures per group).",
+    )
+    evaluation.add_argument("queries", metavar="QUERIES.jsonl")
+    evaluation.add_argument(
+        "--scope",
+        type=scope_name,
+        default="default",
+        help="scope for queries that name none (default: default)",
+    )
+    evaluation.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also rank by embeddings of the fix text alone, to compare (adds a 'baseline' key)",
+    )
+    evaluation.add_argument(
+        "--bm25",
+        action="store_true",
+        help="also rank by plain BM25 over the same fields, to compare (adds a 'bm25' key)",
+    )
+
+    migration = actions.add_parser(
+        "migrate",
+        help="copy every record from one store to another",
+        description="Copy every record, ids kept, from one memory store to another, e.g. "
+        "sqlite:///path/memory.sqlite3 to vectorai://localhost:6574. Vectors are copied; "
+        "only records embedded by another model are embedded again. Running it twice "
+        "duplicates nothing.",
+    )
+    migration.add_argument("--from", dest="source", required=True, metavar="URL")
+    migration.add_argument("--to", dest="target", required=True, metavar="URL")
+
+    session_options = session_options_parser()
+
+    run = commands.add_parser(
+        "run",
+        parents=[session_options, json_option],
+        help="one session on a workspace, without the dashboard",
+        description="Exit codes: 0 final test run passed, 1 finished with tests not passing, "
+        "2 usage or configuration error, 3 stopped by budget or a limit, 4 stopped by a gate.",
+    )
+    run.add_argument("--workspace", required=True, metavar="DIR", help="the project to fix")
+
+    tui = commands.add_parser(
+        "tui",
+        parents=[session_options],
+        help="the dashboard (the default command)",
+        description="Without --workspace, the dashboard opens idle on the memory browser.",
+    )
+    tui.add_argument("--workspace", metavar="DIR", help="the project to fix in a session")
+
+    demo = commands.add_parser(
+        "demo",
+        help="the two-session experiment on demo_projects, offline",
+        description="alpha fixes its bug on an empty memory scope and stores the fix; beta, a "
+        "different project on a new response chain, must find that fix before its first edit. "
+        "In the dashboard you confirm each store. Exit 0 when all five checks hold, 1 when one "
+        "fails, 3 when the operator declined alpha's store (the experiment could not run).",
+    )
+    demo.add_argument(
+        "--headless", action="store_true", help="print to the terminal instead of the dashboard"
+    )
+    demo.add_argument("--memory", metavar="URL", help="memory store URL")
+
+    doctor = commands.add_parser(
+        "doctor",
+        parents=[session_options],
+        help="the checks every session runs first: store, model, key, git tree, tests",
+        description="One line per check; exit 2 when one fails.",
+    )
+    doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
+
+    commands.add_parser(
+        "ledger",
+        parents=[json_option],
+        help="live spend by session",
+        description="Spend of each live session from the ledger in ASTRA_DATA_DIR, and the "
+        "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed.",
+    )
+
+    add_history_commands(commands, store_options, json_option)
+
+    configuration = commands.add_parser(
+        "config",
+        help="the config file: its path, the values in force, one value set",
+        description="The config file keeps the theme, memory_url, scope and budget_usd "
+        "between runs. The environment and flags override it.",
+    )
+    settings_actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
+    settings_actions.add_parser("path", help="where the config file is")
+    settings_actions.add_parser(
+        "show", parents=[json_option], help="each value in force and where it comes from"
+    )
+    setter = settings_actions.add_parser("set", help="keep one value (or --unset it)")
+    setter.add_argument("key", choices=("theme", "memory_url", "scope", "budget_usd"))
+    setter.add_argument("value", nargs="?", help="the value (none with --unset)")
+    setter.add_argument("--unset", action="store_true", help="remove the key")
+
+    model = commands.add_parser("model", help="the embedding model")
+    model_actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
+    model_actions.add_parser(
+        "prepare",
+        help="export the embedding model to ONNX now (else done on first use), with progress",
+    )
+
+    smoke = commands.add_parser(
+        "smoke", help="check the store end to end: store a temporary fix, then verify it"
+    )
+    steps = smoke.add_subparsers(dest="step", metavar="STEP", required=True)
+    steps.add_parser(
+        "store", parents=[store_options], help="store and find a temporary fix; prints its id"
+    )
+    verify = steps.add_parser(
+        "verify", parents=[store_options], help="confirm a smoke record persisted, then delete it"
+    )
+    verify.add_argument("--memory-id", required=True, metavar="ID", type=id_prefix)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["tui"])
+    try:
+        settings = exact_urls(args, with_config(args, settings_from(args.env_file)))
+        return asyncio.run(command_for(args)(args, settings))
+    except CommandError as exc:
+        return _fail(str(exc), exc.code)
+    except (MemoryStoreError, EmbedderUnavailableError) as exc:
+        return _fail(str(exc), 2)
+    except MemoryLayerError as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{where}", 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def settings_from(env_file: Path | None) -> Settings:
+    """The environment over a `.env` file: the one named, which must exist, else the config
+    dir's. The current folder's is never read (it may be the project under test)."""
+    if env_file is not None and not env_file.is_file():
+        raise CommandError(f"--env-file {env_file}: no such file", 2)
+    return Settings.from_environment(env_file=env_file or default_env_file())
+
+
+def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The config file's values where neither a flag nor the environment gives one."""
+    if args.command == "config":
+        return settings  # it reports the file; a broken file must not stop it
+    path = config_path()
+    config = load_config(path)
+    args.config = config
+    if hasattr(args, "budget_usd") and args.budget_usd is None:
+        args.budget_usd = config.budget_usd
+    if args.command in ("tui", "run") and args.scope is None:
+        args.scope = config.scope
+    if settings.astra_memory_url is None and config.memory_url:
+        try:  # a bad URL must say where it came from, or no command says what to fix
+            url = resolve_memory_url(config.memory_url)
+        except CommandError as exc:
+            raise CommandError(f"memory_url in the config file {path}: {exc}", 2) from None
+        settings = replace(settings, astra_memory_url=url)
+    return settings
+
+
+def exact_urls(args: argparse.Namespace, settings: Settings) -> Settings:
+    """Every memory URL given, by flag or environment, with its SQLite path resolved."""
+    for name in ("memory", "source", "target"):
+        if getattr(args, name, None):
+            setattr(args, name, resolve_memory_url(getattr(args, name)))
+    if settings.astra_memory_url:
+        settings = replace(settings, astra_memory_url=resolve_memory_url(settings.astra_memory_url))
+    return settings
+
+
+def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
+    """The command's function: `app.cli.commands.<command>.<command>`. Its module loads only
+    now: the dashboard's first frame must not wait for the agent, memory and HTTP layers
+    that the other commands import (see tests/test_layers.py)."""
+    module = importlib.import_module(f"app.cli.commands.{args.command}")
+    return getattr(module, args.command)
+
+
+def _fail(message: str, code: int) -> int:
+    from memory.records import mask_url_passwords, shown  # pydantic: only on an error
+
+    print(f"astra-memory: error: {mask_url_passwords(shown(message))}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Confirm a memory write: the exact record beside the nearest records already stored, or,
+when the nearest is a near-duplicate, confirming that record again (same y/n keys)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from app.dashboard.screens.yes_no_modal import Choice, YesNoModal
+from widgets import RecordView
+
+if TYPE_CHECKING:
+    from agent.supervisor import StoreProposal
+
+
+class StoreModal(YesNoModal):
+    """Answers True (store, or confirm the duplicate again) or False (nothing is written)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Store", id="store.store"),
+        Binding("n,escape", "answer(False)", "Reject", id="store.reject"),  # the footer: n
+    ]
+
+    def __init__(self, proposal: StoreProposal) -> None:
+        record = proposal.record
+        again = proposal.confirm_again_text()
+        title = f"{again}?" if again else f"Store fix {record.short_id} in memory?"
+        if record.flags:
+            title += "  ⚑ FLAGGED"
+        super().__init__(
+            title,
+            Choice("Confirm again" if again else "Store", "success", "store"),
+            Choice("Reject", "error", "reject"),
+            wide=True,
+        )
+        self.proposal = proposal
+
+    def compose_body(self) -> ComposeResult:
+        with VerticalScroll(id="store-body"):
+            if self.proposal.duplicate_of is not None:
+                yield Static(
+                    f"{self.proposal.confirm_again_text()}: the nearest record names the same "
+                    "files and failure signature, so y adds this session's evidence to it; "
+                    "no second record is made.",
+                    id="store-confirm-again",
+                )
+            yield RecordView(self.proposal.record, self.proposal.nearest, id="store-record")

@@ -1,0 +1,431 @@
+"""How the stores rank a search, in one place: which words and files count, and how rankings
+fuse.
+
+Both stores narrow the candidates the same way before ranking (scope, error type, expiry)
+and both report cosine similarity as the score. They differ only in how they order:
+
+| store      | ranks by                                                  | why                     |
+|------------|-----------------------------------------------------------|-------------------------|
+| `sqlite`   | cosine rank and BM25 rank over the query's rare words     | FTS5 gives a keyword    |
+|            | (and, for a reported error, the files it names), fused by | index for free          |
+|            | reciprocal rank (`fuse`); ties broken by cosine           |                         |
+| `vectorai` | the same fusion, but the keyword side is BM25 computed    | the server has no       |
+|            | here (`keyword_ranking`) over the vector candidates only  | keyword index           |
+
+What still differs on the server: a record the vector side leaves out of its
+`candidate_pool` cannot be found by its words; words are matched exactly (FTS5's porter
+stemmer also matches "uploading" to "upload"); BM25's rarity is counted among the
+candidates, not the whole store. `min_score` applies to cosine in both.
+
+How much words count depends on what the query is (`weights`, measured on the designed-on
+corpora, recall@1 on real-world dev / cross-project / same-codebase recurrence):
+
+| keyword weight                                    | dev           | cross         | recurrence   |
+|---------------------------------------------------|---------------|---------------|--------------|
+| 1 (equal), every query                            | 0.765         | 0.689         | 0.873        |
+| 2 / 3, every query                                | 0.852 / 0.864 | 0.730 / 0.757 | 0.845 / 0.817|
+| 3 for tracebacks and messages, 1 for test reports | 0.852         | 0.689         | 0.873        |
+
+A test report comes from the project's own suite: its fixtures and helpers recur across the
+project's records, and a record that shares `cli_runner.invoke(main` with the query is no
+likelier the fix (`memory.retrieval.failure_text`). A reported error or traceback names the package,
+the API and the project (`ungettext_lazy`, `cloudscraper`), and a word in one record is
+strong evidence. Tried and not kept: library frames and site-packages paths dropped or
+weighed low (dev 0.741: the dev fixes name the libraries their tracebacks pass through), the
+test's set-up lines dropped from query and records (recurrence 0.775-0.859 at weight 1-3),
+the query's exception and assertion lines ranked again on their own or embedded alone (dev
+0.70-0.83), FTS5 column weights (symptom 0.1-0.5, paths 2: no better at any weight), BM25
+rarity counted in the query's scope only, a convex mix of cosine and normalised BM25 (dev
+0.84-0.88, recurrence 0.845-0.859), a weight that grows with BM25's margin (recurrence
+0.831), and a weight for short queries (recurrence swings 0.817-0.887 with the threshold).
+
+A reported error's traceback and message also name files: a third ranking (`path_ranking`)
+lifts the candidates whose file the query names by its whole path, the path fewest of them
+share first (so `requirements.txt` says little), at weight 0.5 for tracebacks and messages
+and none for test reports. Recall@1 on real-world dev / dev 2, the second corpus built to
+tune on: 0.852 / 0.562 without it, 0.864 / 0.613 with it (0.852 / 0.613 at weight 1 or 2).
+Tried and not kept: the same ranking for test reports (recurrence 0.873 -> 0.845: a test
+report names the project's own test files, shared by its records), a file matched by its
+name alone (dev 2 0.588) or by its top folder (dev 2 0.575), BM25 with rarity counted
+among the nearest 5-30 by vector (dev 2 0.575-0.600, dev 0.827-0.864), a ranking by the
+query's words that one or two records hold (dev 2 0.575-0.588), z-scored and convex mixes of
+cosine and BM25 (dev 2 0.562-0.613, dev 0.728-0.864), and a linear ranker over cosine,
+BM25, files and the exception type, fit on dev and cross-project and checked on recurrence
+(0.817).
+
+A reported error's names joined by `-` or `_` are looked for closed up (`pyas2lib`,
+`reducenoise`), and those joined by `-` also as one phrase (`db-to-sqlite`), as well as word
+by word (`query_words`): split apart, a project's name is common words. Recall@1 / recall@3
+on dev 0.877 / 0.951 -> 0.889 / 0.951, dev 2 0.613 / 0.787 -> 0.637 / 0.800, cross-project
+and recurrence unchanged. Not for test reports, whose joined names are the project's own
+tests and helpers (cross-project recall@3 0.892 -> 0.878 with them). Phrases for `_` names
+too gave the same figures and cost a traceback's search 1.4x at 100k records (code's names
+are many there); closed up alone, dev 2 stays at 0.613 / 0.787. Tried and not kept: version
+numbers as phrases (dev recall@3 +1 query, dev 2 -1), the more specific path first among
+the path ranking's ties (no change).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+
+from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
+from memory.retrieval.failure_text import read_failure
+from memory.retrieval.signature import failure_signature
+
+RRF_K = 60
+MIN_PATH_LENGTH = 3  # shorter "paths" (a package folder `ra/`) are words, not files
+PATH_DEPTH = 10
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
+_JOINED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)+")
+_MAX_WORDS = 64
+# each joined name costs the keyword index a look-up or two (closed up, and a phrase when
+# joined by `-`); the real-world queries name at most nine, most one or two
+MAX_JOINED_NAMES = 8  # those joined by `-` first: a traceback's code names are many
+_PATHS = frozenset({"site-packages", "dist-packages"})  # in every traceback, no one's name
+_STOPWORDS = frozenset(
+    "the and for with from that this not but are was were has have had you its into "
+    "def self none true false return line lines file test tests py".split()
+)
+# Scoring every record that shares a common word costs more than the word tells: keyword
+# ranking uses the rarest words, each in at most this share of the records (or this floor),
+# rarest first, until the records they match add up to the postings budget.
+RARE_WORD_SHARE = 0.01
+RARE_WORD_FLOOR = 50
+POSTINGS_BUDGET = 3000
+# Relevance labels, calibrated on the top 3 of every query of the designed-on corpora
+# (real-world dev and dev 2, cross-project, recurrence; 906 matches, with the weights and
+# the path ranking above). Cosine alone separates right from wrong badly (a first match
+# with cosine >= 0.6 is right 81% of the time); the two rankings agreeing does it well.
+# Share of matches that were the expected fix, per label:
+#   strong   (first by the fused, the vector and the keyword ranking, cosine >= 0.40):
+#            0.90 overall (dev 0.98, dev 2 0.86, cross-project 0.87, recurrence 0.89), 192
+#   possible (first by the fused ranking, or in the top 3 of both rankings, cosine >= 0.35):
+#            0.23, 373
+#   weak     (the rest): 0.06, 341
+# The 0.35 floor is for a store that holds no answer, where the first match is whatever
+# comes nearest: each designed-on corpus's queries against the other three stores gave 683
+# first matches, 40% below 0.35; of the 171 right first matches, 2 were below it.
+STRONG_MIN_COSINE = 0.40
+POSSIBLE_MIN_COSINE = 0.35
+AGREEING_DEPTH = 3
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
+_TOKEN = re.compile(r"[^\W_]+")  # unicode61's tokens: runs of letters and digits
+
+
+def candidate_pool(top_k: int) -> int:
+    """How many candidates each ranking contributes before fusion."""
+    return max(top_k * 10, 50)
+
+
+def path_candidates(top_k: int, by_vector: Sequence[str], by_keyword: Sequence[str]) -> list[str]:
+    """The ids the path ranking looks at: the top of the other two rankings. Lower down, a
+    named file cannot lift a record into the results (the top 10 of each gave the same
+    recall as all 50 on the designed-on corpora), and reading files costs."""
+    depth = max(top_k, PATH_DEPTH)
+    return [*dict.fromkeys([*by_vector[:depth], *by_keyword[:depth]])]
+
+
+def keyword_words(text: str) -> list[str]:
+    """The distinct words of free failure text, as the keyword index tokenizes them."""
+    words: dict[str, None] = {}
+    for word in _WORD.findall(text):
+        lowered = word.lower()
+        if lowered not in _STOPWORDS:
+            words.setdefault(lowered, None)
+        if len(words) >= _MAX_WORDS:
+            break
+    return list(words)
+
+
+def query_words(query: str) -> list[str]:
+    """The words the keyword ranking looks for: `keyword_words`, and for a reported error its
+    `joined_names`, since a project's name split apart is only common words. A test report's
+    joined names are the project's own tests and helpers, which its records share."""
+    words = keyword_words(query)
+    if read_failure(query).kind == "test report":
+        return words
+    return [*dict.fromkeys([*joined_names(query), *words])][:_MAX_WORDS]
+
+
+def joined_names(text: str) -> list[str]:
+    """Each name in `text` joined by `-` or `_` closed up (`pyas2-lib` as `pyas2lib`, as a
+    package's folder or import name often spells it), and one joined by `-` also as the
+    phrase of its tokens that FTS5 matches (`db-to-sqlite`: a project's or a package's
+    name, never code's; code's `get_response` parts are words already, and a traceback
+    names many, each phrase a look-up that costs)."""
+    found = [n for n in dict.fromkeys(_JOINED_NAME.findall(text)) if n.casefold() not in _PATHS]
+    names = []
+    for name in sorted(found, key=lambda name: "-" not in name)[:MAX_JOINED_NAMES]:
+        tokens = _TOKEN.findall(name.casefold())
+        names += [" ".join(tokens), "".join(tokens)] if "-" in name else ["".join(tokens)]
+    return names
+
+
+def rare_words(words: list[str], records: int, count: Callable[[str, int], int]) -> list[str]:
+    """The rarest of `words`, as many as fit the postings budget; common ones left out.
+
+    `count(word, cap)` is how many of the `records` hold the word, counted only up to
+    `cap`, so looking is cheap however common a word is.
+    """
+    ceiling = int(max(RARE_WORD_FLOOR, RARE_WORD_SHARE * records))
+    counts = {word: count(word, ceiling + 1) for word in words}
+    chosen, postings = [], 0
+    for word in sorted((w for w in words if 0 < counts[w] <= ceiling), key=counts.__getitem__):
+        if postings + counts[word] > POSTINGS_BUDGET:
+            break
+        chosen.append(word)
+        postings += counts[word]
+    return chosen
+
+
+def keyword_text(record: MemoryRecord) -> str:
+    """The fields the SQLite store's FTS5 index holds (memory/stores/migrations.py)."""
+    return " ".join(
+        (
+            record.fix_description,
+            record.failure,
+            record.error_type,
+            " ".join(record.file_paths),
+            " ".join(record.signature),
+        )
+    )
+
+
+def keyword_ranking(query: str, records: Sequence[MemoryRecord]) -> list[str]:
+    """Ids of `records` holding any of the query's rare words, best BM25 first (FTS5's
+    formula, every field one document): the keyword side where no index gives one."""
+    documents = {r.memory_id: _TOKEN.findall(keyword_text(r).casefold()) for r in records}
+    held = {memory_id: set(tokens) for memory_id, tokens in documents.items()}
+
+    def count(word: str, cap: int) -> int:
+        return min(cap, sum(_occurrences(word, documents[i], held[i]) > 0 for i in documents))
+
+    words = rare_words(query_words(query), len(documents), count)
+    if not words:
+        return []
+    total = len(documents)
+    average = sum(map(len, documents.values())) / total
+    idf = {
+        w: max(1e-6, math.log((total - (n := count(w, total)) + 0.5) / (n + 0.5))) for w in words
+    }
+    scores: dict[str, float] = {}
+    for memory_id, tokens in documents.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * len(tokens) / average)
+        score = sum(
+            idf[w] * tf * (BM25_K1 + 1) / (tf + norm)
+            for w in words
+            if (tf := _occurrences(w, tokens, held[memory_id]))
+        )
+        if score:
+            scores[memory_id] = score
+    return sorted(scores, key=scores.__getitem__, reverse=True)
+
+
+def _occurrences(word: str, tokens: list[str], held: set[str]) -> int:
+    """How often `word` (one token, or a phrase of tokens as FTS5 matches it) is in `tokens`."""
+    parts = word.split(" ")
+    if not held.issuperset(parts):
+        return 0
+    if len(parts) == 1:
+        return tokens.count(word)
+    width = len(parts)
+    return sum(tokens[i : i + width] == parts for i in range(len(tokens) - width + 1))
+
+
+def hybrid(
+    candidates: Sequence[tuple[MemoryRecord, float]], query: str, min_score: float, top_k: int
+) -> list[MemorySearchResult]:
+    """The `top_k` of the vector side's candidates (best cosine first) after fusing their
+    cosine rank with `keyword_ranking` over them, labelled as the SQLite store labels."""
+    records = {record.memory_id: record for record, _ in candidates}
+    cosine = {record.memory_id: score for record, score in candidates}
+    by_vector = list(records)
+    by_keyword = keyword_ranking(query, list(records.values()))
+    weighed = weights(query)
+    looked_at = path_candidates(top_k, by_vector, by_keyword) if weighed.path else []
+    by_path = path_ranking(
+        query, {memory_id: records[memory_id].file_paths for memory_id in looked_at}
+    )
+    best = best_fused(fuse(by_vector, by_keyword, by_path, weighed), cosine, min_score, top_k)
+    return ranked(
+        ((records[memory_id], cosine[memory_id]) for memory_id in best),
+        {memory_id: rank for rank, memory_id in enumerate(by_vector, start=1)},
+        {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
+    )
+
+
+class Weights(NamedTuple):
+    """Each ranking's weight against the vector ranking's (which weighs 1)."""
+
+    keyword: float
+    path: float
+
+
+TEST_REPORT_WEIGHTS = Weights(keyword=1.0, path=0.0)
+REPORTED_WEIGHTS = Weights(keyword=3.0, path=0.5)  # tracebacks and messages
+
+
+def weights(query: str) -> Weights:
+    """How much words and named files count for `query`: less for the project's own test
+    report than for a reported traceback or message (tables above)."""
+    if read_failure(query).kind == "test report":
+        return TEST_REPORT_WEIGHTS
+    return REPORTED_WEIGHTS
+
+
+def path_ranking(query: str, paths: dict[str, Sequence[str]]) -> list[str]:
+    """Ids (keys of `paths`, each id's files) whose files `query` names by their whole path,
+    the rarest such path among them first: a reported traceback's frames and paths name the
+    project's files, and a file few candidates touch says more than `requirements.txt`."""
+    lowered = query.casefold()
+    named: dict[str, bool] = {}
+    hits: dict[str, set[str]] = {}
+    for memory_id, held in paths.items():
+        for path in map(_bare, held):
+            if path not in named:
+                named[path] = _names(lowered, path)
+            if named[path]:
+                hits.setdefault(memory_id, set()).add(path)
+    holders = Counter(path for held in hits.values() for path in held)
+    rarest = {memory_id: min(holders[path] for path in held) for memory_id, held in hits.items()}
+    return sorted(rarest, key=rarest.__getitem__)
+
+
+def _bare(path: str) -> str:
+    return path.strip().strip("/").casefold()
+
+
+def _names(lowered_query: str, path: str) -> bool:
+    """Whether the query holds `path` whole: not inside a longer name or path."""
+    if len(path) < MIN_PATH_LENGTH:
+        return False
+    start = lowered_query.find(path)
+    while start >= 0:
+        end = start + len(path)
+        before = lowered_query[start - 1] if start else " "
+        after = lowered_query[end] if end < len(lowered_query) else " "
+        if not _in_name(before, ".-") and not _in_name(after, "-"):
+            return True
+        start = lowered_query.find(path, start + 1)
+    return False
+
+
+def _in_name(character: str, also: str) -> bool:
+    return character.isalnum() or character == "_" or character in also
+
+
+def fuse(
+    by_vector: Sequence[str],
+    by_keyword: Sequence[str],
+    by_path: Sequence[str],
+    weights: Weights,
+) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: each id's sum of weight/(RRF_K + rank) over the
+    vector ranking (weight 1), the keyword ranking and the path ranking."""
+    fused: dict[str, float] = {}
+    for weight, ranking in (
+        (1.0, by_vector),
+        (weights.keyword, by_keyword),
+        (weights.path, by_path),
+    ):
+        for rank, memory_id in enumerate(ranking, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (RRF_K + rank)
+    return fused
+
+
+def relevance(rank: int, cosine: float, vector_rank: int | None, keyword_rank: int | None) -> Label:
+    """How much a match deserves trust, in words (calibration above): both rankings put it
+    first is strong; first overall, or near the top of both, is possible unless the vectors
+    are far apart; else weak."""
+    if rank == 1 and vector_rank == 1 and keyword_rank == 1 and cosine >= STRONG_MIN_COSINE:
+        return "strong"
+    near_both = all(
+        place is not None and place <= AGREEING_DEPTH for place in (vector_rank, keyword_rank)
+    )
+    if (rank == 1 or near_both) and cosine >= POSSIBLE_MIN_COSINE:
+        return "possible"
+    return "weak"
+
+
+def at_least(label: Label, minimum: Label) -> bool:
+    """Whether `label` is `minimum` or stronger."""
+    return LABELS.index(label) >= LABELS.index(minimum)
+
+
+class WhyMatched(NamedTuple):
+    terms: list[str]
+    paths: list[str]
+    signature: list[str]
+
+
+def why_matched(query: str, record: MemoryRecord) -> WhyMatched:
+    """What a query and a record have in common: the keyword side's words and joined names
+    (as the index stems them, roughly: exact words here), the record's files the query
+    names (by path or file name), and the failure-signature shapes both show."""
+    text = " ".join((record.fix_description, record.symptom, record.error_type))
+    record_words = {*keyword_words(text), *joined_names(f"{text} {' '.join(record.file_paths)}")}
+    lowered = query.casefold()
+    return WhyMatched(
+        terms=[word for word in query_words(query) if word in record_words][:12],
+        paths=[
+            path
+            for path in record.file_paths
+            if path.casefold() in lowered or path.rsplit("/", 1)[-1].casefold() in lowered
+        ],
+        signature=[shape for shape in failure_signature(query) if shape in record.signature],
+    )
+
+
+def best_fused(
+    fused: dict[str, float], cosine: dict[str, float], min_score: float, top_k: int
+) -> list[str]:
+    """The `top_k` ids at or above `min_score` cosine, by fused score, then cosine."""
+    return sorted(
+        (memory_id for memory_id in fused if cosine[memory_id] >= min_score),
+        key=lambda memory_id: (fused[memory_id], cosine[memory_id]),
+        reverse=True,
+    )[:top_k]
+
+
+def ranked(
+    scored: Iterable[tuple[MemoryRecord, float]],
+    vector_ranks: dict[str, int] | None = None,
+    keyword_ranks: dict[str, int] | None = None,
+) -> list[MemorySearchResult]:
+    """Results numbered 1, 2, ... in the order given (the fused rank), each with its cosine,
+    its place in each ranking and its relevance label."""
+    vector_ranks, keyword_ranks = vector_ranks or {}, keyword_ranks or {}
+    results = []
+    for rank, (record, score) in enumerate(scored, start=1):
+        keyword_rank = keyword_ranks.get(record.memory_id)
+        vector_rank = vector_ranks.get(record.memory_id)
+        results.append(
+            MemorySearchResult(
+                record=record,
+                score=score,
+                rank=rank,
+                vector_rank=vector_rank,
+                keyword_rank=keyword_rank,
+                label=relevance(rank, score, vector_rank, keyword_rank),
+            )
+        )
+    return results
+
+
+def demote_stale(
+    results: Sequence[MemorySearchResult], stale: set[str]
+) -> list[MemorySearchResult]:
+    """Possibly stale records (delivered to sessions that then ended red) below every match
+    that is not, each side in its order; renumbered, labels kept: the label says how well
+    it matches, the place says what to try first."""
+    fresh = [r for r in results if r.record.memory_id not in stale]
+    doubtful = [r for r in results if r.record.memory_id in stale]
+    return [
+        r.model_copy(update={"rank": rank, "stale": r.record.memory_id in stale})
+        for rank, r in enumerate([*fresh, *doubtful], start=1)
+    ]
