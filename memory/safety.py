@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import importlib.metadata
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from memory import secret_shapes
 from memory.records import MemoryRecord, TestEvidence
 
 if TYPE_CHECKING:
@@ -36,21 +34,11 @@ REDACTED = "[REDACTED]"
 @functools.cache
 def _library_patterns() -> tuple[re.Pattern[str], ...]:
     """The shapes of detect-secrets' detectors, each kept from matching inside a longer
-    word (a token glued to one is part of that word, not a key): from the copy in
-    `memory.secret_shapes` while its version is the one installed, else from the library."""
-    shapes = (
-        secret_shapes.PATTERNS
-        if _installed_detect_secrets() == secret_shapes.VERSION
-        else library_shapes()
+    word (a token glued to one is part of that word, not a key). Loaded on first use:
+    importing the library costs about 0.1 s, which no command pays before it redacts."""
+    return tuple(
+        re.compile(rf"(?<![\w/+=-])(?:{pattern})", flags) for pattern, flags in library_shapes()
     )
-    return tuple(re.compile(rf"(?<![\w/+=-])(?:{pattern})", flags) for pattern, flags in shapes)
-
-
-def _installed_detect_secrets() -> str | None:
-    try:
-        return importlib.metadata.version("detect-secrets")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def library_shapes() -> tuple[tuple[str, int], ...]:

@@ -112,6 +112,23 @@ def id_prefix(text: str) -> str:
     return text
 
 
+def add_memory_url(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--memory URL`, the one flag every command that opens the memory takes."""
+    parser.add_argument(
+        "--memory",
+        metavar="URL",
+        help="memory store URL, e.g. sqlite:///path/memory.sqlite3 (default: ASTRA_MEMORY_URL, "
+        "else memory.sqlite3 in ASTRA_DATA_DIR)",
+    )
+
+
+def add_memory_id(parser: argparse.ArgumentParser) -> None:
+    """The record an action works on, by its id or a unique prefix of it."""
+    parser.add_argument(
+        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
+    )
+
+
 def session_options_parser() -> argparse.ArgumentParser:
     """DESIGN's `session options`, as a parent parser for the commands that run sessions."""
     session_options = OneLineParser(add_help=False)
@@ -131,7 +148,7 @@ def session_options_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="send the key to a base URL that is not https (loopback needs no flag)",
     )
-    group.add_argument("--memory", metavar="URL", help="memory store URL")
+    add_memory_url(group)
     group.add_argument(
         "--scope", type=scope_name, help="memory scope (default: the config file's, else default)"
     )

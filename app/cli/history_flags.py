@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.arguments import id_prefix, whole_number
+from app.cli.arguments import add_memory_url, id_prefix, whole_number
 
 
 def port(text: str) -> int:
@@ -54,4 +54,4 @@ def add_history_commands(
     serve.add_argument(
         "--allow-remote", action="store_true", help="allow a host other than loopback"
     )
-    serve.add_argument("--memory", metavar="URL", help="memory store URL")
+    add_memory_url(serve)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from app.cli.arguments import (
     OneLineParser,
+    add_memory_id,
+    add_memory_url,
     id_prefix,
     positive_int,
     query_text,
@@ -74,12 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     store_options = OneLineParser(add_help=False)
-    store_options.add_argument(
-        "--memory",
-        metavar="URL",
-        help="memory store URL, e.g. sqlite:///path/memory.sqlite3 (default: ASTRA_MEMORY_URL, "
-        "else memory.sqlite3 in ASTRA_DATA_DIR)",
-    )
+    add_memory_url(store_options)
     json_option = OneLineParser(add_help=False)
     json_option.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
@@ -97,9 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = actions.add_parser(
         "show", parents=[store_options, json_option], help="one record with its evidence and audit"
     )
-    show.add_argument(
-        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
-    )
+    add_memory_id(show)
 
     search = actions.add_parser(
         "search", parents=[store_options, json_option], help="search as the agent's tool does"
@@ -132,9 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="delete one record",
         description="Asks first on a terminal; without one, --yes is required.",
     )
-    delete.add_argument(
-        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
-    )
+    add_memory_id(delete)
     delete.add_argument("--yes", action="store_true", help="delete without asking")
 
     unstale = actions.add_parser(
@@ -143,9 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="clear a record's possibly-stale mark",
         description="The red sessions counted so far no longer count; later ones do.",
     )
-    unstale.add_argument(
-        "memory_id", metavar="ID", type=id_prefix, help="a memory id, or a unique prefix of one"
-    )
+    add_memory_id(unstale)
 
     actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
@@ -238,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--headless", action="store_true", help="print to the terminal instead of the dashboard"
     )
-    demo.add_argument("--memory", metavar="URL", help="memory store URL")
+    add_memory_url(demo)
 
     doctor = commands.add_parser(
         "doctor",

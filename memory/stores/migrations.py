@@ -33,6 +33,24 @@ def migration(function: Migration) -> Migration:
     return function
 
 
+FTS_COLUMNS = ("fix_description", "symptom", "error_type", "file_paths", "signature")
+
+
+def fts_triggers(table: str, fts: str, columns: tuple[str, ...]) -> list[str]:
+    """The triggers that keep an external-content FTS5 index in step with its table: an
+    insert adds the row's words, a delete removes them, an update does both."""
+    names = ", ".join(columns)
+    new = ", ".join(f"new.{column}" for column in columns)
+    old = ", ".join(f"old.{column}" for column in columns)
+    add = f"INSERT INTO {fts}(rowid, {names}) VALUES (new.id, {new});"
+    remove = f"INSERT INTO {fts}({fts}, rowid, {names}) VALUES ('delete', old.id, {old});"
+    return [
+        f"CREATE TRIGGER {table}_ai AFTER INSERT ON {table} BEGIN {add} END",
+        f"CREATE TRIGGER {table}_ad AFTER DELETE ON {table} BEGIN {remove} END",
+        f"CREATE TRIGGER {table}_au AFTER UPDATE ON {table} BEGIN {remove} {add} END",
+    ]
+
+
 @migration
 def m001_records_keywords_audit(conn: sqlite3.Connection) -> None:
     conn.execute(
@@ -54,39 +72,13 @@ def m001_records_keywords_audit(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE INDEX memories_scope ON memories(scope, error_type_key)")
     conn.execute(
-        """CREATE VIRTUAL TABLE memories_fts USING fts5(
-                fix_description, symptom, error_type, file_paths, signature,
+        f"""CREATE VIRTUAL TABLE memories_fts USING fts5(
+                {", ".join(FTS_COLUMNS)},
                 content='memories', content_rowid='id', tokenize='porter unicode61'
             )"""
     )
-    conn.execute(
-        """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
-                                         signature)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
-                        new.signature);
-            END"""
-    )
-    conn.execute(
-        """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
-                INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths, signature)
-                VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths, old.signature);
-            END"""
-    )
-    conn.execute(
-        """CREATE TRIGGER memories_au AFTER UPDATE ON memories BEGIN
-                INSERT INTO memories_fts(memories_fts, rowid, fix_description, symptom,
-                                         error_type, file_paths, signature)
-                VALUES ('delete', old.id, old.fix_description, old.symptom, old.error_type,
-                        old.file_paths, old.signature);
-                INSERT INTO memories_fts(rowid, fix_description, symptom, error_type, file_paths,
-                                         signature)
-                VALUES (new.id, new.fix_description, new.symptom, new.error_type, new.file_paths,
-                        new.signature);
-            END"""
-    )
+    for statement in fts_triggers("memories", "memories_fts", FTS_COLUMNS):
+        conn.execute(statement)
     conn.execute(
         """CREATE TABLE deliveries (
                 id INTEGER PRIMARY KEY,

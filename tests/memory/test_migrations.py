@@ -31,11 +31,14 @@ def unit(seed: int) -> np.ndarray:
 
 
 def schema(path: Path) -> list[tuple[str, str, str]]:
+    """Every table, index and trigger with its SQL, whitespace collapsed: how a statement is
+    laid out in the source is not part of the schema."""
     with sqlite3.connect(path) as conn:
-        return conn.execute(
+        rows = conn.execute(
             "SELECT type, name, sql FROM sqlite_master WHERE name != ? ORDER BY name",
             (migrations.SCHEMA_TABLE,),
         ).fetchall()
+    return [(kind, name, " ".join((sql or "").split())) for kind, name, sql in rows]
 
 
 @pytest.fixture
