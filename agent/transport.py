@@ -4,8 +4,8 @@ The agent loop only sees `ResponsesTransport.create(payload) -> ModelTurn` (the 
 the server sent it, parsed by agent/turns.py and kept as `turn.raw`), so the same loop runs
 against a paid Responses API endpoint, any compatible server, or the offline rehearsal
 model that the demo and the tests use. A live session can be recorded and replayed as a script.
-Over 400 lines on purpose: the three transports share one protocol, one error type and the
-transcript line format, and read best side by side.
+The live one is the official openai SDK's client, with the rules money adds; the three share
+one protocol, one error type and the transcript line format, and read best side by side.
 """
 
 from __future__ import annotations
@@ -14,29 +14,23 @@ import asyncio
 import copy
 import ipaddress
 import json
-import math
 import os
-import random
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpx
+import anyio
+import httpx2
+import openai
 
 from agent.exceptions import ModelError
 from agent.turns import ModelTurn, parse_turn
 from memory.records import mask_url_passwords
 
-# Retries follow the official openai SDK (`_base_client.py`): its backoff constants, at most
-# MAX_RETRIES, and a server's `retry-after` honoured up to a minute.
-MAX_RETRIES = 3
-INITIAL_RETRY_DELAY_S = 0.5
-MAX_RETRY_DELAY_S = 8.0
-MAX_RETRY_AFTER_S = 60.0
+MAX_RETRIES = openai.DEFAULT_MAX_RETRIES
 REQUEST_TIMEOUT_S = 600.0  # the SDK's default, for reads, writes, the pool and the whole request
 CONNECT_TIMEOUT_S = 5.0
 REDACTED = "[REDACTED]"
@@ -53,8 +47,8 @@ def insecure_base_url(url: str) -> bool:
     """Whether the key would cross the network in clear text: not https, and not to this
     machine (127.0.0.0/8, ::1, localhost)."""
     try:
-        parts = httpx.URL(url)
-    except httpx.InvalidURL:
+        parts = httpx2.URL(url)
+    except httpx2.InvalidURL:
         return False  # refused as a bad base URL at the first request
     if parts.scheme in ("https", ""):
         return False
@@ -77,14 +71,12 @@ class ResponsesAPIError(Exception):
         status: int | None = None,
         error_type: str | None = None,
         code: str | None = None,
-        retryable: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.error_type = error_type
         self.code = code
-        self.retryable = retryable
 
     @property
     def is_configuration(self) -> bool:
@@ -113,44 +105,9 @@ class RetryNotice:
     reason: str
 
 
-def retry_after_s(headers: Mapping[str, str], now: datetime) -> float | None:
-    """The wait the server asked for: `retry-after-ms`, or `retry-after` in seconds or as a date."""
-    try:
-        if "retry-after-ms" in headers:
-            seconds = float(headers["retry-after-ms"]) / 1000
-        elif "retry-after" in headers:
-            value = headers["retry-after"]
-            try:
-                seconds = float(value)
-            except ValueError:
-                seconds = (parsedate_to_datetime(value) - now).total_seconds()
-        else:
-            return None
-    except (ValueError, TypeError):
-        return None
-    return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def should_retry(status: int, headers: Mapping[str, str], *, quota_spent: bool = False) -> bool:
-    """The SDK's rule: `x-should-retry` decides when present; else 408, 409, 429 (unless the
-    quota is spent, which waiting cannot fix) and every 5xx."""
-    verdict = headers.get("x-should-retry")
-    if verdict in ("true", "false"):
-        return verdict == "true"
-    return not quota_spent and (status in (408, 409, 429) or status >= 500)
-
-
-def retry_delay_s(retries_taken: int, asked_s: float | None) -> float:
-    """The server's wait when it asked for one of a minute or less, else the SDK's
-    exponential backoff (0.5 s doubling to 8 s) less a random 0-25%."""
-    if asked_s is not None and 0 < asked_s <= MAX_RETRY_AFTER_S:
-        return asked_s
-    backoff_s = min(INITIAL_RETRY_DELAY_S * 2**retries_taken, MAX_RETRY_DELAY_S)
-    return backoff_s * (1 - 0.25 * random.random())
-
-
-def error_from_response(response: httpx.Response) -> ResponsesAPIError:
+def error_from_status(exc: openai.APIStatusError) -> ResponsesAPIError:
     """The server's own error type, code and message, or the start of whatever it sent."""
+    response = exc.response
     try:
         body = response.json()
     except ValueError:
@@ -162,31 +119,123 @@ def error_from_response(response: httpx.Response) -> ResponsesAPIError:
     else:
         message = response.text.strip()[:_MAX_ERROR_TEXT] or response.reason_phrase
         error_type = code = None
-    quota_spent = "insufficient_quota" in (error_type, code)
     return ResponsesAPIError(
         message,
         status=response.status_code,
         error_type=None if error_type is None else str(error_type),
         code=None if code is None else str(code),
-        retryable=should_retry(response.status_code, response.headers, quota_spent=quota_spent),
     )
 
 
-def describe(exc: Exception) -> str:
+def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-class _NotSent(Exception):
-    """A connection failed before the request's first byte left: safe to retry."""
+class _NoAnswer(openai.OpenAIError):
+    """Sent, and no whole answer came. An OpenAIError, so the SDK passes it on unretried."""
+
+
+class _BadBaseURL(openai.OpenAIError):
+    """The base URL cannot be requested at all; retrying would not change that."""
+
+
+class _MoneyGuard(httpx2.AsyncBaseTransport):
+    """The SDK's HTTP transport, with the rules money adds to its retries: a request that
+    may have reached the server is never sent again (it may have been billed), the whole
+    exchange has one deadline (a server dripping its answer still times out), and a 429 for
+    a spent quota is not retried (waiting cannot fix it)."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self.deadline_s = deadline_s
+        self._inner = httpx2.AsyncHTTPTransport()
+        self.unsent_reason = "no connection"  # why the last attempt that sent nothing failed
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        traced: list[str] = []  # httpcore's trace: did the request get as far as sending?
+
+        async def trace(event: str, info: Any) -> None:
+            traced.append(event)
+
+        def sent() -> bool:
+            return any(event.endswith(".send_request_headers.started") for event in traced)
+
+        request.extensions = {**request.extensions, "trace": trace}
+        try:
+            async with asyncio.timeout(self.deadline_s):
+                response = await self._inner.handle_async_request(request)
+                try:
+                    body = await response.aread()
+                finally:
+                    await response.aclose()
+        except httpx2.UnsupportedProtocol as exc:
+            raise _BadBaseURL(describe(exc)) from exc
+        except TimeoutError as exc:
+            if not sent():
+                self.unsent_reason = f"not sent within {self.deadline_s:g}s"
+                raise httpx2.ConnectTimeout(self.unsent_reason) from exc
+            raise _NoAnswer(f"no complete answer within {self.deadline_s:g}s") from exc
+        except (httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout) as exc:
+            self.unsent_reason = describe(exc)
+            raise  # nothing was sent: the SDK retries
+        except (httpx2.TransportError, OSError, anyio.EndOfStream) as exc:
+            if not sent():
+                self.unsent_reason = describe(exc)
+                raise
+            raise _NoAnswer(describe(exc)) from exc
+        headers = httpx2.Headers(response.headers)
+        quota_spent = response.status_code == 429 and b"insufficient_quota" in body
+        if quota_spent and "x-should-retry" not in headers:
+            headers["x-should-retry"] = "false"
+        return httpx2.Response(
+            response.status_code, headers=headers, content=body, extensions=response.extensions
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _SDKClient(openai.AsyncOpenAI):
+    """The official client, its retry rules and backoff as they are; each wait is told to
+    the operator first, and taken through `sleep` (tests record it instead)."""
+
+    def __init__(
+        self,
+        *,
+        guard: _MoneyGuard,
+        on_retry: Callable[[RetryNotice], None] | None,
+        sleep: Callable[[float], Awaitable[None]],
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        self._guard = guard
+        self._on_retry = on_retry
+        self._sleep = sleep
+        self.attempts = 0
+
+    async def _sleep_for_retry(
+        self,
+        *,
+        retries_taken: int,
+        max_retries: int,
+        options: Any,
+        response: httpx2.Response | None,
+    ) -> None:
+        headers = response.headers if response is not None else None
+        delay_s = self._calculate_retry_timeout(max_retries - retries_taken, options, headers)
+        reason = self._guard.unsent_reason if response is None else f"HTTP {response.status_code}"
+        self.attempts = retries_taken + 2
+        if self._on_retry:
+            self._on_retry(RetryNotice(retries_taken + 1, delay_s, reason))
+        await self._sleep(delay_s)
 
 
 class HttpResponsesTransport:
-    """POSTs to `{base_url}/responses`, retrying as the openai SDK does, except a request that
-    may have reached the server: that one raises OutcomeUnknownError.
+    """POSTs to `{base_url}/responses` through the official openai SDK, retrying as it does,
+    except a request that may have reached the server: that one raises OutcomeUnknownError.
 
-    `request_timeout_s` bounds reads, writes, the connection pool and the whole exchange (a
-    server that drips its answer a byte at a time still times out); connecting gets
-    `connect_timeout_s`.
+    `request_timeout_s` bounds reads, writes, the connection pool and the whole exchange;
+    connecting gets `connect_timeout_s`. The body goes as the payload is and comes back as
+    the server sent it (agent/turns.py reads it), so transcripts keep the wire format.
     """
 
     def __init__(
@@ -199,79 +248,60 @@ class HttpResponsesTransport:
         max_retries: int = MAX_RETRIES,
         on_retry: Callable[[RetryNotice], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        client: httpx.AsyncClient | None = None,
     ) -> None:
         self.url = f"{base_url.rstrip('/')}/responses"
         self._api_key = api_key
         self.request_timeout_s = request_timeout_s
-        self.timeout = httpx.Timeout(
+        self.timeout = httpx2.Timeout(
             request_timeout_s, connect=min(connect_timeout_s, request_timeout_s)
         )
         self.max_retries = max_retries
-        self.on_retry = on_retry
-        self.sleep = sleep
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        guard = _MoneyGuard(request_timeout_s)
+        self._http = httpx2.AsyncClient(transport=guard, follow_redirects=False)
+        try:
+            self._client: _SDKClient | None = _SDKClient(
+                api_key=api_key,
+                base_url=base_url,
+                organization=None,
+                project=None,
+                timeout=self.timeout,
+                max_retries=max_retries,
+                http_client=self._http,
+                guard=guard,
+                on_retry=on_retry,
+                sleep=sleep,
+            )
+        except (httpx2.InvalidURL, ValueError, TypeError):
+            self._client = None  # refused at the first request, as configuration
 
     async def create(self, payload: dict[str, Any]) -> ModelTurn:
-        attempt = 0
-        while True:
-            try:
-                response = await self._exchange(payload)
-            except _NotSent as exc:
-                reason, asked_s = str(exc), None
-                message = self._scrub(f"could not reach {self.url}: {reason}")
-                failure = ResponsesAPIError(message, retryable=True)
-            else:
-                if response.is_success:
-                    return self._turn(response)
-                failure = error_from_response(response)
-                failure.message = self._scrub(failure.message)
-                reason = f"HTTP {response.status_code}"
-                asked_s = retry_after_s(response.headers, datetime.now(UTC))
-            if not failure.retryable or attempt >= self.max_retries:
-                if failure.retryable and attempt:
-                    failure.message += f" (gave up after {attempt + 1} attempts)"
-                raise failure
-            delay_s = retry_delay_s(attempt, asked_s)
-            attempt += 1
-            if self.on_retry:
-                self.on_retry(RetryNotice(attempt, delay_s, reason))
-            await self.sleep(delay_s)
-
-    async def _exchange(self, payload: dict[str, Any]) -> httpx.Response:
-        """One POST within the request deadline. A failure before the request was sent
-        raises _NotSent; after, OutcomeUnknownError."""
-        traced: list[str] = []  # httpcore's trace: did the connection get as far as sending?
-
-        async def trace(event: str, info: Any) -> None:
-            traced.append(event)
-
+        if self._client is None:
+            raise self._bad_base_url("not a URL")
+        self._client.attempts = 1
         try:
-            async with asyncio.timeout(self.request_timeout_s):
-                return await self._client.post(
-                    self.url,
-                    json=payload,
-                    headers={"Authorization": f"Bearer {self._api_key}"},
-                    timeout=self.timeout,
-                    extensions={"trace": trace},
-                )
-        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise ResponsesAPIError(
-                self._scrub(f"bad base URL {self.url}: {describe(exc)}"),
-                error_type="invalid_base_url",
-            ) from exc
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise _NotSent(describe(exc)) from exc
-        except TimeoutError as exc:  # the deadline, which may fall before anything was sent
-            reason = f"no complete answer within {self.request_timeout_s:g}s"
-            if traced and not any(
-                event.endswith(".send_request_headers.started") for event in traced
-            ):
-                raise _NotSent(reason) from exc
-            raise self._outcome_unknown(reason) from exc
-        except httpx.TransportError as exc:
-            raise self._outcome_unknown(describe(exc)) from exc
+            response = await self._client.post("/responses", body=payload, cast_to=httpx2.Response)
+        except _BadBaseURL as exc:
+            raise self._bad_base_url(str(exc)) from exc
+        except _NoAnswer as exc:
+            raise self._outcome_unknown(str(exc)) from exc
+        except openai.APIStatusError as exc:
+            failure = error_from_status(exc)
+            failure.message = self._scrub(failure.message) + self._gave_up()
+            raise failure from exc
+        except openai.APIConnectionError as exc:  # APITimeoutError too: nothing was sent
+            reason = describe(exc.__cause__) if exc.__cause__ else describe(exc)
+            message = self._scrub(f"could not reach {self.url}: {reason}")
+            raise ResponsesAPIError(message + self._gave_up()) from exc
+        return self._turn(response)
+
+    def _gave_up(self) -> str:
+        attempts = self._client.attempts if self._client else 1
+        return f" (gave up after {attempts} attempts)" if attempts > 1 else ""
+
+    def _bad_base_url(self, reason: str) -> ResponsesAPIError:
+        return ResponsesAPIError(
+            self._scrub(f"bad base URL {self.url}: {reason}"), error_type="invalid_base_url"
+        )
 
     def _outcome_unknown(self, reason: str) -> OutcomeUnknownError:
         return OutcomeUnknownError(
@@ -282,7 +312,7 @@ class HttpResponsesTransport:
             error_type="outcome_unknown",
         )
 
-    def _turn(self, response: httpx.Response) -> ModelTurn:
+    def _turn(self, response: httpx2.Response) -> ModelTurn:
         """The turn in a success's body. One that is not a response may still have been
         billed, so it is an unknown outcome: charged its worst case, never retried."""
         try:
@@ -303,8 +333,9 @@ class HttpResponsesTransport:
         return text.replace(self._api_key, REDACTED) if self._api_key else text
 
     async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
+        if self._client is not None:
+            await self._client.close()
+        await self._http.aclose()
 
 
 class RecordingTransport:

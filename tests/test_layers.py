@@ -80,7 +80,17 @@ def test_no_import_cycles_type_checking_imports_included():
 
 
 def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
-    heavy = {"agent", "numpy", "pydantic", "httpx", "torch", "sentence_transformers", "grpc"}
+    heavy = {
+        "agent",
+        "numpy",
+        "pydantic",
+        "httpx",
+        "httpx2",
+        "openai",
+        "torch",
+        "sentence_transformers",
+        "grpc",
+    }
     probe = (
         "import sys, app.cli.main, app.cli.commands.tui, app.cli.commands.demo;"
         f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r});"
