@@ -35,10 +35,7 @@ CORPORA = [
 HEAVY = ("torch", "sentence_transformers")
 # What one other action alone needs (eval, import and export, progress bars, show's diffs):
 # a cold `memory search` must not pay for it.
-NOT_FOR_SEARCH = (
-    *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax"),
-    *("detect_secrets", "requests"),  # a search redacts only its session id and scope
-)
+NOT_FOR_SEARCH = ("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax")
 
 pytestmark = pytest.mark.real_model
 
