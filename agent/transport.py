@@ -255,7 +255,6 @@ class HttpResponsesTransport:
         self.timeout = httpx2.Timeout(
             request_timeout_s, connect=min(connect_timeout_s, request_timeout_s)
         )
-        self.max_retries = max_retries
         guard = _MoneyGuard(request_timeout_s)
         self._http = httpx2.AsyncClient(transport=guard, follow_redirects=False)
         try:

@@ -276,34 +276,28 @@ class SQLiteMemoryStore:
     def search_sync(self, request: SearchRequest) -> list[MemorySearchResult]:
         """Hybrid search over the records that pass scope, error type and expiry: cosine
         and BM25 rankings fused as `memory.retrieval.ranking` says."""
-        query_text, scope, top_k, min_score, now = (
-            request.query_text,
-            request.scope,
-            request.top_k,
-            request.min_score,
-            request.now,
-        )
+        text, scope, top_k = request.query_text, request.scope, request.top_k
         with self._snapshot():
             self._sync_index()
             error_key = request.error_type.casefold() if request.error_type else None
             query = np.asarray(request.vector, dtype=np.float32).reshape(-1)
             pool = ranking.candidate_pool(top_k)
-            by_vector = self._index.top(query, scope, error_key, now.timestamp(), pool)
+            by_vector = self._index.top(query, scope, error_key, request.now.timestamp(), pool)
             if not by_vector:
                 return []
-            by_keyword = self._keyword_ranking(query_text, scope, error_key, now, pool)
+            by_keyword = self._keyword_ranking(text, scope, error_key, request.now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
-            weights = ranking.weights(query_text)
+            weights = ranking.weights(text)
             by_path = []
             if weights.path:
                 looked_at = ranking.path_candidates(top_k, vector_ids, by_keyword)
-                by_path = ranking.path_ranking(query_text, self._file_paths(looked_at))
+                by_path = ranking.path_ranking(text, self._file_paths(looked_at))
             fused = ranking.fuse(vector_ids, by_keyword, by_path, weights)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
             cosine.update(self._index.similarities(query, missing))
-            best = ranking.best_fused(fused, cosine, min_score, top_k)
+            best = ranking.best_fused(fused, cosine, request.min_score, top_k)
             records = self._records(best)
             return ranking.ranked(
                 (
