@@ -31,6 +31,7 @@ class Books:
     tool_calls: int = 0
     response_id: str | None = None
     first_request_chained: bool = False  # read from the first payload actually sent
+    output_cap: int = 0  # the last request's max_output_tokens, as sent
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0

@@ -21,6 +21,9 @@ from agent.turns import Usage
 from memory.records import utc_now
 
 CHARS_PER_TOKEN_WORST = 3  # English and code run ~4 chars a token; 3 over-estimates on purpose
+# An output cap sized to the budget is never lowered below this: a smaller one would cut
+# most answers short, paying for a turn that cannot be used.
+MIN_SIZED_OUTPUT_TOKENS = 2_000
 
 # How a charge was priced: from `usage`, or at the preflight's worst case because the usage
 # was missing, was malformed, or the request's outcome is unknown.
@@ -192,13 +195,47 @@ class CostGuard:
 
     def worst_case(self, payload: dict[str, Any]) -> float:
         """The most this request can cost: all context in at the full input rate (no cache),
-        the largest answer out. A chained request also carries what the server holds; an
-        unchained one (the first, or any without storage) carries all of it in its payload."""
-        held = self._context_tokens if payload.get("previous_response_id") else 0
-        input_tokens = held + estimate_tokens(payload)
+        the largest answer out."""
+        input_tokens = self._input_tokens(payload)
         output_tokens = int(payload.get("max_output_tokens") or 0)
         self._worst_tokens = input_tokens + output_tokens
         return self.price.cost(input_tokens, output_tokens)
+
+    def output_that_fits(self, payload: dict[str, Any]) -> int:
+        """The largest output cap, up to the payload's own, whose worst case fits every
+        limit; BudgetExceededError when what is left buys fewer than
+        MIN_SIZED_OUTPUT_TOKENS (or the payload's cap, when that is smaller)."""
+        cap = int(payload.get("max_output_tokens") or 0)
+        left = self._left()
+        if left is None:
+            return cap
+        input_tokens = self._input_tokens(payload)
+        input_cost = self.price.cost(input_tokens, 0)
+        per_token = (self.price.cost(input_tokens, 1_000_000) - input_cost) / 1_000_000
+        fits = cap if per_token <= 0 else min(cap, max(int((left - input_cost) / per_token), 0))
+        while fits > 0 and self.price.cost(input_tokens, fits) > left:  # float rounding
+            fits -= 1
+        if fits < min(cap, MIN_SIZED_OUTPUT_TOKENS):
+            raise BudgetExceededError(
+                f"the ${max(left, 0):.4f} left buys at most {fits} output tokens for the next "
+                f"request (its ~{input_tokens} input tokens cost ${input_cost:.4f}), fewer than "
+                f"the {min(cap, MIN_SIZED_OUTPUT_TOKENS)} a turn needs"
+            )
+        return fits
+
+    def _input_tokens(self, payload: dict[str, Any]) -> int:
+        """A chained request also carries what the server holds; an unchained one (the
+        first, or any without storage) carries all of it in its payload."""
+        held = self._context_tokens if payload.get("previous_response_id") else 0
+        return held + estimate_tokens(payload)
+
+    def _left(self) -> float | None:
+        """What the tighter of the two limits leaves; None without either."""
+        lefts = [self.remaining_total()]
+        if self.session_limit_usd is not None:
+            lefts.append(self.session_limit_usd - self.session_cost_usd)
+        known = [left for left in lefts if left is not None]
+        return min(known) if known else None
 
     def session_worst_case(self, first_payload: dict[str, Any], max_turns: int) -> float:
         """An upper bound for the whole session, before any limit: every turn's answer at its
@@ -207,9 +244,14 @@ class CostGuard:
         answer = int(first_payload.get("max_output_tokens") or 0)
         return sum(self.price.cost(base + turn * answer, answer) for turn in range(max_turns))
 
-    def quote(self, first_payload: dict[str, Any], max_turns: int) -> CostQuote:
+    def quote(self, first_payload: dict[str, Any], max_turns: int, *, sized: bool) -> CostQuote:
         """What the operator approves before the first request, with the worst case's inputs
-        and the limit that caps it; reads the ledger."""
+        and the limit that caps it; reads the ledger. With `sized`, each request's output
+        cap is lowered to what the limits leave. BudgetExceededError when not even the first
+        request fits: a quote is only shown for a session that can start."""
+        cap = int(first_payload.get("max_output_tokens") or 0)
+        first_output = self.output_that_fits(first_payload) if sized else cap
+        self.preflight({**first_payload, "max_output_tokens": first_output})
         uncapped = self.session_worst_case(first_payload, max_turns)
         remaining = self.remaining_total()
         caps = [(uncapped, "capped by --max-turns x --max-output-tokens")]
@@ -224,7 +266,9 @@ class CostGuard:
             cached_input_per_million_usd=self.price.cached_input_per_million,
             output_per_million_usd=self.price.output_per_million,
             max_turns=max_turns,
-            max_output_tokens=int(first_payload.get("max_output_tokens") or 0),
+            max_output_tokens=cap,
+            first_output_tokens=first_output,
+            output_sized=sized,
             context_tokens=estimate_tokens(first_payload),
             uncapped_worst_case_usd=uncapped,
             session_worst_case_usd=worst,

@@ -112,7 +112,7 @@ class AstraAgent:
             if self.guard is not None:
                 first = request(self.model, next_input, self.request_options, None)
                 await self.requests.approve(
-                    first, self.limits.max_turns, self.tools, self.supervisor
+                    first, self.request_options, self.limits.max_turns, self.tools, self.supervisor
                 )
             while next_input is not None:
                 next_input = await self.step(next_input)
@@ -145,7 +145,9 @@ class AstraAgent:
             self.books.final_text = turn.refusal
             raise stops.ModelRefused(f"the model refused: {turn.refusal}")
         if turn.status == "incomplete":
-            raise stops.OutputIncomplete(incomplete_message(turn, self.request_options))
+            raise stops.OutputIncomplete(
+                incomplete_message(turn, self.request_options, self.books.output_cap)
+            )
         if turn.calls:
             return await self.execute(turn.calls)
         if turn.commentary and not turn.text:
@@ -165,7 +167,8 @@ class AstraAgent:
         payload = request(
             self.model, self.conversation + next_input, self.request_options, books.response_id
         )
-        worst = await self.requests.preflight(payload)
+        worst = await self.requests.preflight(payload, self.request_options)
+        books.output_cap = payload["max_output_tokens"]
         if books.turn == 0:
             books.first_request_chained = "previous_response_id" in payload
         books.turn += 1

@@ -20,7 +20,7 @@ from agent.books import Books
 from agent.budget import BudgetExceededError, CostGuard
 from agent.supervisor import Supervisor
 from agent.transport import OutcomeUnknownError, ResponsesAPIError, ResponsesTransport
-from agent.turns import ModelTurn
+from agent.turns import ModelTurn, RequestOptions
 from agent.workspace_tools import WorkspaceTools
 
 
@@ -49,23 +49,42 @@ class MeteredRequests:
             request.get_loop().call_soon_threadsafe(request.cancel)
 
     async def approve(
-        self, first: dict[str, Any], max_turns: int, tools: WorkspaceTools, supervisor: Supervisor
+        self,
+        first: dict[str, Any],
+        options: RequestOptions,
+        max_turns: int,
+        tools: WorkspaceTools,
+        supervisor: Supervisor,
     ) -> None:
-        """The operator approves the session's worst case before the first paid request."""
+        """The operator approves the session's worst case before the first paid request; a
+        session whose first request cannot fit the budget stops before the question."""
         assert self.guard is not None
-        quote = await asyncio.to_thread(self.guard.quote, first, max_turns)
+        quote_for = partial(self.guard.quote, sized=options.sized_to_budget)
+        try:
+            quote = await asyncio.to_thread(quote_for, first, max_turns)
+        except BudgetExceededError as exc:
+            hint = "raise --budget-usd" if options.sized_to_budget else "lower --max-output-tokens"
+            raise stops.BudgetStop(f"stopped before the first request: {exc}; {hint}") from exc
         command = tools.test_command
         confined = "" if tools.sandbox else ", UNCONFINED: --no-sandbox"
         quote = replace(quote, test_command=f"{command.display} ({command.source}{confined})")
         if not await supervisor.approve_live_cost(quote):
             raise stops.ApprovalDeclined("live cost not approved; no request was sent")
 
-    async def preflight(self, payload: dict[str, Any]) -> float | None:
-        """The request's worst-case cost, or a stop if it could cross a limit; None offline."""
+    async def preflight(self, payload: dict[str, Any], options: RequestOptions) -> float | None:
+        """The request's worst-case cost, or a stop if it could cross a limit; None offline.
+        With `sized_to_budget`, the payload's output cap is first lowered to what is left."""
         if self.guard is None:
             return None
+        guard = self.guard
+
+        def priced() -> float:
+            if options.sized_to_budget:
+                payload["max_output_tokens"] = guard.output_that_fits(payload)
+            return guard.preflight(payload)
+
         try:
-            return await asyncio.to_thread(self.guard.preflight, payload)
+            return await asyncio.to_thread(priced)
         except BudgetExceededError as exc:
             raise stops.BudgetStop(f"stopped before the request: {exc}") from exc
 

@@ -24,7 +24,9 @@ class CostQuote:
     cached_input_per_million_usd: float | None  # None: cached input billed as input
     output_per_million_usd: float
     max_turns: int
-    max_output_tokens: int
+    max_output_tokens: int  # each request's cap
+    first_output_tokens: int  # the first request's cap: lower when sized to the budget
+    output_sized: bool  # each cap is lowered to what the limits leave (the default cap)
     context_tokens: int  # the first request's estimate; each turn adds its answer to it
     uncapped_worst_case_usd: float
     session_worst_case_usd: float  # the uncapped worst case, or the limit below it
@@ -33,6 +35,10 @@ class CostQuote:
     total_limit_usd: float | None
     remaining_total_usd: float | None
     test_command: str = ""  # the command the session's tests run with, and its source
+
+    def sized_cap_text(self) -> str:
+        """How a sized output cap works, for the operator."""
+        return f"lowered to what the budget leaves: first {self.first_output_tokens}"
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ class RequestOptions:
     reasoning included."""
 
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    sized_to_budget: bool = False  # lower each live request's cap to what the budget leaves
     reasoning_effort: str = "low"
     store: bool = True
 
@@ -270,12 +271,15 @@ def _optional_text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def incomplete_message(turn: ModelTurn, options: RequestOptions) -> str:
-    """Why an incomplete turn stopped the session, naming the flag that raises the cap."""
+def incomplete_message(turn: ModelTurn, options: RequestOptions, cap: int) -> str:
+    """Why an incomplete turn stopped the session, naming the flag that raises the `cap` it
+    was sent with."""
     reason = turn.incomplete_reason or "no reason given"
+    raise_it = "raise it with --max-output-tokens"
+    if cap < options.max_output_tokens:
+        raise_it = "all the budget left could pay for; raise --budget-usd"
     cut = (
-        f"its output reached the {options.max_output_tokens}-token cap "
-        "(reasoning included; raise it with --max-output-tokens)"
+        f"its output reached the {cap}-token cap (reasoning included; {raise_it})"
         if reason == "max_output_tokens"
         else f"reason: {reason}"
     )

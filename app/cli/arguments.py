@@ -177,10 +177,10 @@ def session_options_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--max-output-tokens",
         type=at_least_one,
-        default=DEFAULT_MAX_OUTPUT_TOKENS,
         metavar="N",
         help="output cap of each response, reasoning included; it sets each request's "
-        f"worst-case cost (default: {DEFAULT_MAX_OUTPUT_TOKENS})",
+        f"worst-case cost (default: {DEFAULT_MAX_OUTPUT_TOKENS}, lowered to what the budget "
+        "leaves)",
     )
     group.add_argument(
         "--request-timeout",

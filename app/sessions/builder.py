@@ -29,7 +29,7 @@ from agent.transport import (
     ResponsesTransport,
     insecure_base_url,
 )
-from agent.turns import RequestOptions
+from agent.turns import DEFAULT_MAX_OUTPUT_TOKENS, RequestOptions
 from agent.workspace_tools import WorkspaceTools
 from agent.worktree import Finish, WorkspaceError, open_session_workspace
 from app.config.settings import Settings
@@ -169,7 +169,8 @@ def build_agent(
         model=options.model or settings.astra_model,
         limits=AgentLimits(max_turns=options.max_turns),
         request_options=RequestOptions(
-            max_output_tokens=options.max_output_tokens,
+            max_output_tokens=options.max_output_tokens or DEFAULT_MAX_OUTPUT_TOKENS,
+            sized_to_budget=options.max_output_tokens is None,
             reasoning_effort=options.reasoning_effort,
             store=not options.no_store and settings.astra_response_storage != "off",
         ),

@@ -68,11 +68,14 @@ class HeadlessSupervisor:
         if self.approve:
             return True
         limit = f"${quote.session_limit_usd:.2f}" if quote.session_limit_usd is not None else "none"
+        cap = f"up to {quote.max_output_tokens} output tokens a turn"
+        if quote.output_sized:
+            cap += f", {quote.sized_cap_text()}"
         return await asyncio.to_thread(
             self.ask,
             f"Live session with {quote.model}: worst case ${quote.session_worst_case_usd:.4f} "
-            f"({quote.capped_by}; session limit {limit}); tests run with {quote.test_command}. "
-            "Send paid requests?",
+            f"({quote.capped_by}; session limit {limit}; {cap}); tests run with "
+            f"{quote.test_command}. Send paid requests?",
         )
 
     async def confirm_store(self, proposal: StoreProposal) -> bool:

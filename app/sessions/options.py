@@ -42,7 +42,7 @@ class SessionOptions:
     max_turns: int = 12
     # the Responses API: issue 10
     reasoning_effort: str = "low"
-    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    max_output_tokens: int | None = None  # None: the default cap, sized to the budget
     request_timeout_s: float = REQUEST_TIMEOUT_S
     no_store: bool = False
     # issue 11: the project's own tests, its git workspace, and the operator's edit approval

@@ -238,7 +238,8 @@ def test_a_missing_model_folder_is_one_clear_error(tmp_path):
 def test_the_quote_shows_the_worst_case_inputs_and_the_limit_that_caps_it(
     tmp_path, session, total, capped_by
 ):
-    quote = guard(tmp_path, session=session, total=total, price=ASTRA).quote(PAYLOAD, 12)
+    cost_guard = guard(tmp_path, session=session, total=total, price=ASTRA)
+    quote = cost_guard.quote(PAYLOAD, 12, sized=False)
     sent = estimate_tokens(PAYLOAD)
     uncapped = sum(ASTRA.cost(sent + turn * 1_000, 1_000) for turn in range(12))
     assert (quote.context_tokens, quote.max_output_tokens, quote.max_turns) == (sent, 1_000, 12)
@@ -246,3 +247,38 @@ def test_the_quote_shows_the_worst_case_inputs_and_the_limit_that_caps_it(
     assert quote.uncapped_worst_case_usd == uncapped
     assert quote.capped_by == capped_by
     assert quote.session_worst_case_usd == min(uncapped, session or uncapped, total or uncapped)
+
+
+def test_a_sized_output_cap_is_the_largest_the_tighter_limit_leaves(tmp_path):
+    payload = {"input": "x" * 3000, "max_output_tokens": 25_000}
+    cost_guard = guard(tmp_path, session=0.5, total=0.3)
+    fits = cost_guard.output_that_fits(payload)
+    sized = payload | {"max_output_tokens": fits}
+    assert (
+        cost_guard.worst_case(sized)
+        <= 0.3
+        < cost_guard.worst_case(sized | {"max_output_tokens": fits + 1})
+    )
+    assert cost_guard.preflight(sized) <= 0.3
+    quote = cost_guard.quote(payload, 12, sized=True)
+    assert (quote.max_output_tokens, quote.first_output_tokens, quote.output_sized) == (
+        25_000,
+        fits,
+        True,
+    )
+    assert guard(tmp_path, session=None, total=None).output_that_fits(payload) == 25_000
+    roomy = guard(tmp_path, session=100.0, total=None)
+    assert roomy.output_that_fits(payload) == 25_000  # never raised above the cap
+
+
+def test_what_is_left_after_spending_sizes_the_next_cap_and_a_crumb_stops(tmp_path):
+    payload = {"input": "x" * 3000, "max_output_tokens": 25_000}
+    cost_guard = guard(tmp_path, session=0.5, total=None)
+    before = cost_guard.output_that_fits(payload)
+    cost_guard.charge_response(Usage(input_tokens=1_000, output_tokens=4_000), 0.0)
+    assert cost_guard.output_that_fits(payload) < before
+    cost_guard.charge_response(Usage(input_tokens=1_000, output_tokens=5_000), 0.0)
+    with pytest.raises(BudgetExceededError, match="fewer than the 2000 a turn needs"):
+        cost_guard.output_that_fits(payload)
+    with pytest.raises(BudgetExceededError):
+        cost_guard.quote(payload, 12, sized=True)  # no quote for a session that cannot start

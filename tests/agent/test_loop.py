@@ -403,10 +403,25 @@ async def test_budget_stops_before_the_request_that_would_cross_it(session, serv
     assert Ledger(tmp_path / "ledger.jsonl").total() == pytest.approx(report.cost_usd)
 
 
+async def test_a_sized_cap_shrinks_with_what_is_spent_and_each_request_fits(
+    session, server, tmp_path
+):
+    for body in HAPPY:
+        server.enqueue(body)
+    options = RequestOptions(sized_to_budget=True)
+    agent, _, operator = session(guard=live_guard(tmp_path, 0.5), options=options)
+    report = await agent.run("fix it")
+    caps = [received.body["max_output_tokens"] for received in server.requests]
+    assert report.status == "completed" and len(caps) == len(HAPPY)
+    assert caps == sorted(caps, reverse=True) and caps[0] > caps[-1]
+    assert caps[0] == operator.quotes[0].first_output_tokens < 10_000  # $0.50 buys < 10k
+    assert report.cost_usd <= 0.5
+
+
 async def test_declined_approval_sends_nothing(session, server, tmp_path):
     server.enqueue(response(1, message("hi")))
     agent, _, operator = session(
-        operator=Operator(approve_cost=False), guard=live_guard(tmp_path, 1.0)
+        operator=Operator(approve_cost=False), guard=live_guard(tmp_path, 2.0)
     )
     report = await agent.run("fix it")
     assert (report.status, report.exit_code) == ("declined", 2)

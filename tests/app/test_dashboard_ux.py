@@ -410,6 +410,8 @@ def test_cost_modal_says_no_total_limit():
         output_per_million_usd=50.0,
         max_turns=12,
         max_output_tokens=4000,
+        first_output_tokens=4000,
+        output_sized=False,
         context_tokens=1000,
         uncapped_worst_case_usd=1.2345,
         session_worst_case_usd=1.2345,

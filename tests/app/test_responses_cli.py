@@ -113,6 +113,35 @@ def test_flags_and_environment_shape_every_request(capsys, data_dir, alpha, monk
     }
 
 
+def test_the_default_output_cap_fits_the_budget_given(capsys, data_dir, alpha):
+    """The README's `--live --budget-usd 1`: 25,000 output tokens would cost $1.25 at
+    $50 per million, so the cap is lowered to what the dollar buys, and the quote says so."""
+    with ResponsesServer() as server:
+        server.enqueue_response([message_item("Done.")], usage=usage_body(1_000, 100))
+        code = live_run(alpha, server, "--budget-usd", "1")
+        [body] = [received.body for received in server.requests]
+    captured = capsys.readouterr()
+    events = json_events(captured.out)
+    assert code == 4  # it ran: a final answer before any memory search
+    cap = body["max_output_tokens"]
+    assert 15_000 < cap < DEFAULT_MAX_OUTPUT_TOKENS
+    [requested] = [e for e in events if e["event"] == "model_requested"]
+    assert 0.99 < requested["worst_case_usd"] <= 1.0
+
+
+def test_a_budget_too_small_for_a_turn_stops_before_the_question(capsys, data_dir, alpha):
+    with ResponsesServer() as server:
+        code = live_run(alpha, server, "--budget-usd", "0.02")
+        fixed = live_run(alpha, server, "--budget-usd", "1", "--max-output-tokens", "25000")
+        assert server.requests == []
+    events = json_events(capsys.readouterr().out)
+    reports = [e for e in events if e["event"] == "report"]
+    assert (code, fixed) == (3, 3) and [r["status"] for r in reports] == ["budget", "budget"]
+    notes = [e["message"] for e in events if e["event"] == "note"]
+    assert any("fewer than the 2000 a turn needs; raise --budget-usd" in n for n in notes)
+    assert any("up to $1.26" in n and "lower --max-output-tokens" in n for n in notes)
+
+
 def test_no_store_flag_and_the_defaults(capsys, data_dir, alpha):
     with ResponsesServer() as server:
         server.enqueue_response([message_item("Done.")])

@@ -181,6 +181,8 @@ def test_snapshot_cost_modal(snap_compare, size):
         output_per_million_usd=50.0,
         max_turns=12,
         max_output_tokens=25_000,
+        first_output_tokens=21_000,
+        output_sized=True,
         context_tokens=1_234,
         uncapped_worst_case_usd=33.1234,
         session_worst_case_usd=2.0,

@@ -23,6 +23,7 @@ def quote_text(quote: CostQuote) -> str:
     cached = quote.cached_input_per_million_usd
     cached_price = "" if cached is None else f", ${cached:.2f} cached"
     tests = [f"tests            {quote.test_command}"] if quote.test_command else []
+    sized = [f"output cap       {quote.sized_cap_text()}"] if quote.output_sized else []
     return "\n".join(
         [
             f"model            {quote.model}",
@@ -30,6 +31,7 @@ def quote_text(quote: CostQuote) -> str:
             f"${quote.output_per_million_usd:.2f} out per 1M",
             f"context          ~{quote.context_tokens} tokens, + each answer",
             f"turns            {quote.max_turns} x {quote.max_output_tokens} output tokens",
+            *sized,
             f"uncapped         {_money(quote.uncapped_worst_case_usd)} (nothing cached)",
             f"worst case       {_money(quote.session_worst_case_usd)} ({quote.capped_by})",
             f"session limit    {_money(quote.session_limit_usd)}",
