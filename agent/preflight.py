@@ -19,17 +19,19 @@ import numpy as np
 
 from agent.budget import Price, UnknownPriceError, price_for
 from agent.project_tests import TestCommandError, resolve_test_command
-from agent.sandbox import CONFINEMENT, INSTALL_HINT, Sandbox, find_sandbox
+from agent.sandbox import CONFINEMENT, INSTALL_HINT, Sandbox, find_sandbox, start_failure
+from agent.transport import HttpResponsesTransport, ResponsesAPIError, insecure_base_url
 from agent.workspace_tools import ToolError, WorkspaceTools
 from agent.worktree import WorkspaceError, git_checkout_top, uncommitted
 from memory.embedding.embedder import Embedder
-from memory.records import EMBEDDING_DIMENSION, MemoryRecord
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord, mask_url_passwords
 from memory.stores.protocol import open_store
 
 # A fixed id, so that a probe a crash left behind is the one the next check removes.
 PROBE_ID = "00000000-0000-5000-8000-a57ad0c70c70"
 PROBE_SCOPE = "astra-preflight-probe"
 STORE_TIMEOUT_S = 30.0
+BASE_URL_TIMEOUT_S = 15.0
 NOT_RUNNABLE = (126, 127)  # a shell's "not executable" and "not found"
 
 
@@ -105,6 +107,28 @@ def check_live(model: str, api_key: str | None, price_override: Price | None = N
     return [key, Check("model price", True, f"{model}: {per_million} per million in / out")]
 
 
+async def check_base_url(
+    base_url: str, api_key: str, model: str, *, allow_insecure: bool = False
+) -> Check:
+    """The base URL answers an unpaid request, its models list, with the key; never over
+    plain http unless allowed, as a session would refuse it."""
+    shown_url = mask_url_passwords(base_url)
+    if insecure_base_url(base_url) and not allow_insecure:
+        why = "not https: the key would cross the network in clear text"
+        return Check("base url", False, f"{shown_url} is {why} (--allow-insecure-base-url)")
+    transport = HttpResponsesTransport(base_url, api_key, request_timeout_s=BASE_URL_TIMEOUT_S)
+    try:
+        models = await transport.list_models()
+    except ResponsesAPIError as error:
+        if error.status == 404:  # a compatible server need not list its models
+            return Check("base url", True, f"{shown_url}: reached; it offers no models list")
+        return Check("base url", False, _one_line(error))
+    finally:
+        await transport.aclose()
+    listed = "lists" if model in models else "does not list"
+    return Check("base url", True, f"{shown_url}: reached, {len(models)} models; {listed} {model}")
+
+
 async def check_test_command(
     workspace: Path,
     explicit: str | None,
@@ -129,6 +153,11 @@ async def check_test_command(
     program = command.argv[0]
     if os.sep not in program and shutil.which(program, path=base_env.get("PATH")) is None:
         return Check("test command", False, f"{named}: {program} is not found on PATH")
+    target = folder / program  # where the session's run looks for it
+    if os.sep in program and not os.access(target, os.X_OK):
+        problem = "not executable" if target.is_file() else "not found"
+        where = "" if os.path.isabs(program) else f" in {folder}"
+        return Check("test command", False, f"{named}: {program} is {problem}{where}")
     wanted = (folder.resolve(), command, sandbox, timeout_s)
     sessions_own = tools is not None and wanted == (
         tools.root,
@@ -150,10 +179,15 @@ async def check_test_command(
         return Check("test command", False, str(error))
     if run.timed_out:
         return Check("test command", False, f"{named}: timed out after {timeout_s:g}s")
+    if cannot_start := start_failure(run.output):
+        return Check("test command", False, f"{named}: it could not start ({cannot_start})")
     if run.exit_code in NOT_RUNNABLE or "No module named pytest" in run.output:
         last = run.output.strip().splitlines()[-1:] or [f"exit code {run.exit_code}"]
         return Check("test command", False, f"{named}: {last[0]}")
-    return Check("test command", True, f"{named}: ran, exit code {run.exit_code}, {run.summary}")
+    ran = run.summary
+    if not ran.startswith("exit code"):
+        ran = f"exit code {run.exit_code}, {ran}"
+    return Check("test command", True, f"{named}: ran, {ran}")
 
 
 def check_sandbox(sandbox: Sandbox | None, *, no_sandbox: bool, why: str = "--no-sandbox") -> Check:
@@ -197,15 +231,18 @@ async def run_preflight(
     model: str = "gpt-6-astra",
     api_key: str | None = None,
     price_override: Price | None = None,
+    base_url: str | None = None,
+    allow_insecure_base_url: bool = False,
     sandbox: Sandbox | None = None,
     no_sandbox: bool = False,
     unconfined_why: str = "--no-sandbox",
     tools: WorkspaceTools | None = None,
 ) -> list[Check]:
-    """Every check, in the order they are printed: store, model, live, and with a workspace
-    the sandbox, git tree and tests. The test command runs in `sandbox`, else (with
-    `no_sandbox`) unconfined; without either it is not run. The checks run at once: the
-    model loads while the tests run. `tools`: the session's, see `check_test_command`."""
+    """Every check, in the order they are printed: store, model, live (with `base_url`, it
+    is reached too), and with a workspace the sandbox, git tree and tests. The test command
+    runs in `sandbox`, else (with `no_sandbox`) unconfined; without either it is not run.
+    The checks run at once: the model loads while the tests run. `tools`: the session's,
+    see `check_test_command`."""
 
     async def workspace_checks(workspace: Path, sandbox: Sandbox | None) -> list[Check]:
         if sandbox is None and not no_sandbox:
@@ -234,6 +271,9 @@ async def run_preflight(
         workspace_checks(workspace, sandbox) if workspace is not None else asyncio.sleep(0, []),
     )
     live_checks = check_live(model, api_key, price_override) if live else []
+    if live and api_key and base_url is not None:
+        reach = check_base_url(base_url, api_key, model, allow_insecure=allow_insecure_base_url)
+        live_checks.append(await reach)
     return [store, model_check, *live_checks, *in_workspace]
 
 

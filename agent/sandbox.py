@@ -9,6 +9,7 @@ first child, and with it every process of the namespace, `setsid` ones included.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ class Sandbox:
     def wrap(self, argv: tuple[str, ...], root: Path) -> tuple[str, ...]:
         """`argv` confined: only `root` writable, run from it."""
         folder = str(root)
-        seen = [arg for path in _needed_under_tmp(argv) for arg in ("--ro-bind", path, path)]
+        seen = [arg for path in _needed_under_tmp(argv, root) for arg in ("--ro-bind", path, path)]
         return (
             self.bwrap,
             *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
@@ -38,13 +39,23 @@ class Sandbox:
         )
 
 
-def _needed_under_tmp(argv: tuple[str, ...]) -> list[str]:
+def start_failure(output: str) -> str | None:
+    """bwrap's own line when it could not start the command (a missing or non-executable
+    program): it exits 1 then, as a failing test run does."""
+    first = output.lstrip().partition("\n")[0]
+    return first if first.startswith("bwrap: execvp ") else None
+
+
+def _needed_under_tmp(argv: tuple[str, ...], root: Path) -> list[str]:
     """What the command must still see, read-only, through its private /tmp: our own
-    interpreter's environment and the command's program's (a venv made under /tmp)."""
+    interpreter's environment and the command's program's (a venv made under /tmp, or the
+    one a session's folder links to)."""
     wanted = {Path(sys.prefix), Path(sys.base_prefix)}
-    program = shutil.which(argv[0]) if argv else None
-    if program is not None:
-        wanted.add(Path(program).absolute().parent.parent)  # .../bin/python: its venv
+    program = argv[0] if argv else ""
+    found = root / program if os.sep in program else shutil.which(program)
+    if found is not None:
+        # .../bin/python: its venv, through the folder's links (not python's own link)
+        wanted.add(Path(found).absolute().parent.resolve().parent)
     tmp = Path("/tmp")
     return sorted(str(p) for p in wanted if p.is_relative_to(tmp) and p != tmp and p.exists())
 

@@ -293,6 +293,30 @@ class HttpResponsesTransport:
             raise ResponsesAPIError(message + self._gave_up()) from exc
         return self._turn(response)
 
+    async def list_models(self) -> list[str]:
+        """The model ids `{base_url}/models` lists: an unpaid request that proves the base URL
+        and the key before any paid one (`doctor`). Not retried; failures as `create`'s."""
+        if self._client is None:
+            raise self._bad_base_url("not a URL")
+        where = self.url.removesuffix("/responses") + "/models"
+        try:
+            response = await self._client.get(
+                "/models", cast_to=httpx2.Response, options={"max_retries": 0}
+            )
+            listed = response.json().get("data")
+            return [str(model["id"]) for model in listed]
+        except _BadBaseURL as exc:
+            raise self._bad_base_url(str(exc)) from exc
+        except openai.APIStatusError as exc:
+            failure = error_from_status(exc)
+            failure.message = self._scrub(failure.message)
+            raise failure from exc
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:  # _NoAnswer, a connection
+            reason = describe(exc.__cause__) if exc.__cause__ else describe(exc)
+            raise ResponsesAPIError(self._scrub(f"could not reach {where}: {reason}")) from exc
+        except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
+            raise ResponsesAPIError(self._scrub(f"{where} answered with no model list")) from None
+
     def _gave_up(self) -> str:
         attempts = self._client.attempts if self._client else 1
         return f" (gave up after {attempts} attempts)" if attempts > 1 else ""

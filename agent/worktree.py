@@ -5,9 +5,11 @@ any other folder (and always a demo template) is copied there and made a git rep
 its own, so both kinds share one diff, one apply and one keep. At the end the operator
 chooses: apply the session's diff to the checkout, keep its branch, or discard it.
 
-Virtualenvs and node_modules are not copied but linked back to the user's: a venv holds
-absolute paths and only works where it was made. Resolve the test command against the
-user's workspace (`SessionWorkspace.source`) for the same reason.
+Virtualenvs and node_modules are neither copied nor checked out (git ignores them) but
+linked back to the user's, in both kinds: a venv holds absolute paths and only works where
+it was made, and a test command such as `.venv/bin/python -m pytest` must find it in the
+session's folder too. The links never enter the session's diff. Resolve the test command
+against the user's workspace (`SessionWorkspace.source`) for the same reason.
 """
 
 from __future__ import annotations
@@ -51,13 +53,14 @@ class SessionWorkspace:
     base: str | None = None  # the commit the session's diff is taken against
     checkout: Path | None = None  # the top of the user's git checkout (worktree kind)
     warning: str | None = None
+    linked: tuple[str, ...] = ()  # links to the user's venvs, relative to repo; never diffed
 
     def diff(self, *, binary: bool = False) -> str | None:
         """git's diff of the session's changes against its start, new files included;
         None in place, where WorkspaceTools.diff is all there is."""
         if self.repo is None or self.base is None:
             return None
-        _git(self.repo, "add", "-A")
+        _add_all(self.repo, self.linked)
         return _git(self.repo, "diff", "--cached", *(["--binary"] if binary else []), self.base)
 
     def finish(self, choice: Finish, message: str | None = None) -> str:
@@ -97,7 +100,7 @@ class SessionWorkspace:
         """Commit the session's changes on its branch; a worktree's folder goes, the branch
         stays in the user's repository. A copy keeps its folder, which holds the branch."""
         assert self.repo is not None, "in place there is no branch"
-        _commit(self.repo, message or f"Astra session {self.session_id}")
+        _commit(self.repo, message or f"Astra session {self.session_id}", self.linked)
         if self.checkout is not None:
             self._remove_folder()
             return f"kept the changes on branch {self.branch}"
@@ -188,28 +191,49 @@ def _worktree(
                 (folder / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(top / name, folder / name, follow_symlinks=False)
         _commit(folder, "Astra: the checkout's uncommitted changes at the session's start")
-    root = folder / source.resolve().relative_to(top)
+    project = source.resolve().relative_to(top)
+    linked = _link_environments(top, folder, {Path(), project})
     base = _git(folder, "rev-parse", "HEAD").strip()
-    return SessionWorkspace(source, root, "worktree", session_id, folder, branch, base, top)
+    return SessionWorkspace(
+        source, folder / project, "worktree", session_id, folder, branch, base, top, linked=linked
+    )
 
 
 def _copy(source: Path, folder: Path, session_id: str, branch: str) -> SessionWorkspace:
     ignore = shutil.ignore_patterns(*NOT_COPIED, *LINKED)
     shutil.copytree(source, folder, symlinks=True, ignore=ignore)
-    linked = [name for name in LINKED if (source / name).is_dir()]
-    for name in linked:
-        (folder / name).symlink_to((source / name).resolve(), target_is_directory=True)
+    linked = _link_environments(source.resolve(), folder, {Path()})
     _git(folder, "init", "-q", "-b", branch)
-    (folder / ".git" / "info").mkdir(parents=True, exist_ok=True)
-    (folder / ".git" / "info" / "exclude").write_text("".join(f"/{n}\n" for n in linked))
-    _commit(folder, f"Astra: {source} as the session's start", allow_empty=True)
+    _commit(folder, f"Astra: {source} as the session's start", linked, allow_empty=True)
     base = _git(folder, "rev-parse", "HEAD").strip()
-    return SessionWorkspace(source, folder, "copy", session_id, folder, branch, base)
+    return SessionWorkspace(source, folder, "copy", session_id, folder, branch, base, linked=linked)
 
 
-def _commit(repo: Path, message: str, *, allow_empty: bool = False) -> None:
+def _link_environments(user: Path, folder: Path, places: set[Path]) -> tuple[str, ...]:
+    """Link each venv or node_modules the user has at `places` (relative folders) into the
+    session's `folder` where it has none; the links made, relative to `folder`."""
+    linked = []
+    for place in sorted(places):
+        for name in LINKED:
+            target, link = user / place / name, folder / place / name
+            if target.is_dir() and not link.exists() and not link.is_symlink():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(target.resolve(), target_is_directory=True)
+                linked.append((place / name).as_posix())
+    return tuple(linked)
+
+
+def _add_all(repo: Path, linked: tuple[str, ...]) -> None:
+    """Stage everything in repo's work tree but the links to the user's environments (a
+    venv's link is no directory to git, so a `.venv/` ignore rule does not cover it)."""
+    _git(repo, "add", "-A", "--", ".", *(f":(top,exclude){path}" for path in linked))
+
+
+def _commit(
+    repo: Path, message: str, linked: tuple[str, ...] = (), *, allow_empty: bool = False
+) -> None:
     """Commit everything in repo's work tree, when there is anything (or allow_empty)."""
-    _git(repo, "add", "-A")
+    _add_all(repo, linked)
     if allow_empty or _git(repo, "diff", "--cached", "--name-only"):
         empty = ("--allow-empty",) if allow_empty else ()
         _git(repo, *AS_ASTRA, "commit", "--no-verify", "-q", *empty, "-m", message)

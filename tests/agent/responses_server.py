@@ -207,6 +207,27 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(reply.drip_s)
 
+    def do_GET(self) -> None:
+        """`/models`, as the API lists them; 401 when the server has a key and this is not it."""
+        owner = self.owner
+        owner.gets.append(self.path)
+        if self.path.rstrip("/") != "/v1/models":
+            status, body = 404, error_body(f"no route {self.path}")
+        elif owner.key is not None and self.headers.get("Authorization") != f"Bearer {owner.key}":
+            status, body = 401, error_body("Incorrect API key provided", code="invalid_api_key")
+        else:
+            listed = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "astra"}
+                for m in owner.models
+            ]
+            status, body = 200, {"object": "list", "data": listed}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -214,8 +235,11 @@ class _Handler(BaseHTTPRequestHandler):
 class ResponsesServer:
     """`with ResponsesServer() as server:` serves `server.base_url` until the block ends."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, models: tuple[str, ...] = ("gpt-6-astra",), key: str | None = None):
         request_validator()  # built once per process (seconds), before any timed request
+        self.models = models  # what GET /models lists
+        self.key = key  # when set, GET /models refuses any other
+        self.gets: list[str] = []  # the paths of GET requests: unpaid, kept apart
         self.requests: list[Received] = []
         self.violations: list[str] = []  # how request bodies broke the API's types
         self._replies: deque[Reply] = deque()

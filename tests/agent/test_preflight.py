@@ -23,6 +23,7 @@ from agent.preflight import (
     run_preflight,
 )
 from agent.project_tests import resolve_test_command
+from agent.sandbox import find_sandbox
 from agent.workspace_tools import WorkspaceTools
 from memory.embedding.torch_embedder import SentenceTransformerEmbedder
 from memory.stores.protocol import open_store
@@ -173,7 +174,7 @@ async def test_the_sessions_own_tools_run_the_check_and_offer_it_to_the_session(
     ("command", "message"),
     [
         ("no-such-runner-xyz --all", "no-such-runner-xyz is not found on PATH"),
-        ("./missing.sh", "cannot start the test command ./missing.sh"),
+        ("./missing.sh", "./missing.sh is not found in /"),
         ("no-such-runner-xyz && true", "not found"),
         ("sleep 30", "timed out after 1s"),
         ("", "the test command is empty"),
@@ -183,6 +184,32 @@ async def test_a_test_command_that_cannot_run_fails(tmp_path: Path, command: str
     check = await check_test_command(tmp_path, command, base_env=BASE_ENV, timeout_s=1)
 
     assert not check.ok and message in check.detail and "\n" not in check.detail
+
+
+@pytest.mark.parametrize("confined", [True, False])
+async def test_a_program_that_cannot_start_fails_in_one_line(tmp_path: Path, confined: bool):
+    """bwrap reports a program it cannot start with exit code 1, as a red test run ends:
+    the check must not call that a run. Without bwrap, the exec itself fails."""
+    sandbox = find_sandbox()[0] if confined else None
+    if confined and sandbox is None:
+        pytest.skip("bwrap is not usable here")
+    project = script_project(tmp_path / "p", "exit 0")
+    (project / "check.sh").write_text("#!/no/such/interpreter\n")
+    session = tmp_path / "session"
+    session.mkdir()
+    (session / "tests.sh").write_text("exit 0\n")
+
+    bad = await check_test_command(
+        project, "./check.sh", base_env=BASE_ENV, timeout_s=10, sandbox=sandbox
+    )
+    elsewhere = await check_test_command(
+        project, "./check.sh", base_env=BASE_ENV, timeout_s=10, run_in=session
+    )
+
+    assert not bad.ok and "\n" not in bad.detail
+    assert ("could not start" if confined else "cannot start") in bad.detail
+    assert not elsewhere.ok
+    assert elsewhere.detail == f"./check.sh (flag): ./check.sh is not found in {session}"
 
 
 async def test_a_project_venv_without_pytest_fails(tmp_path: Path):

@@ -138,6 +138,30 @@ def test_ignored_files_do_not_make_a_checkout_dirty(checkout: Path, data_dir: Pa
     assert open_session_workspace(checkout, "s1", data_dir).kind == "worktree"
 
 
+def test_a_worktree_sees_the_checkouts_venvs_and_never_diffs_them(checkout: Path, data_dir: Path):
+    """`--test-cmd '.venv/bin/python -m pytest'` must find the venv in the worktree too, at
+    the checkout's top and in the project's own folder (a workspace in a subfolder)."""
+    (checkout / "service").mkdir()
+    (checkout / "service" / "app.py").write_text("X = 1\n")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "service")
+    for place in (checkout, checkout / "service"):
+        (place / ".venv" / "bin").mkdir(parents=True)
+        (place / ".venv" / "bin" / "python").write_text(f"# {place.name}\n")
+
+    session = open_session_workspace(checkout / "service", "s1", data_dir)
+    (session.root / "app.py").write_text("X = 2\n")
+
+    assert session.linked == (".venv", "service/.venv")
+    assert (session.root / ".venv" / "bin" / "python").read_text() == "# service\n"
+    assert (session.repo / ".venv").resolve() == (checkout / ".venv").resolve()
+    diff = session.diff()
+    assert "+X = 2" in diff and ".venv" not in diff
+    session.finish("branch")
+    assert git(checkout, "show", "--stat", "--format=", "astra/s1").count("|") == 1
+    assert (checkout / ".venv" / "bin" / "python").is_file()  # the user's own is untouched
+
+
 def test_allow_dirty_starts_from_the_checkout_as_it_is(checkout: Path, data_dir: Path):
     (checkout / "test_app.py").write_text(
         "from app import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"

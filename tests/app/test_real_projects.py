@@ -236,6 +236,60 @@ def test_doctor_prints_one_line_per_check_and_exits_2_on_a_failure(capsys, proje
     assert "FAILED git tree" in capsys.readouterr().out
 
 
+WHERE_IT_RUNS = (
+    '#!/bin/sh\ncase "$(pwd)" in */workspaces/*) exec ./check.sh;; esac\n'
+    'echo "ran in the checkout: $(pwd)"; exit 3\n'
+)
+
+
+@pytest.fixture
+def venv_project(project) -> Path:
+    """The project with a git-ignored `.venv` holding its test runner, as a user's has."""
+    (project / ".gitignore").write_text(".venv/\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "ignore the venv")
+    runner = project / ".venv" / "bin" / "tests"
+    runner.parent.mkdir(parents=True)
+    runner.write_text(WHERE_IT_RUNS)
+    runner.chmod(0o755)
+    return project
+
+
+def test_doctor_and_the_session_run_a_venv_test_command_where_the_session_works(
+    capsys, tmp_path, venv_project, data_dir, real_embedder
+):
+    flags = ("--workspace", str(venv_project), "--test-cmd", ".venv/bin/tests")
+    assert main(["doctor", *flags]) == 0
+    [tests] = [line for line in capsys.readouterr().out.splitlines() if "test command" in line]
+    assert (
+        tests == "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed"
+    )
+    assert list((data_dir / "workspaces").iterdir()) == []  # its worktree is gone
+    assert git(venv_project, "branch", "--format=%(refname:short)").split() == ["main"]
+
+    code, events, err = run(
+        capsys, *flags, "--replay", str(script(tmp_path, venv_project, final("?")))
+    )
+    notes = [e["message"] for e in events if e["event"] == "note"]
+    assert code == 4, err  # the gate: an answer before any memory search
+    assert (
+        "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed" in notes
+    )
+
+
+def test_doctor_fails_a_test_command_the_session_s_folder_cannot_start(
+    capsys, venv_project, data_dir, real_embedder
+):
+    flags = ("--workspace", str(venv_project), "--test-cmd", ".venv/bin/nothing -q")
+    assert main(["doctor", *flags]) == 2
+    out = capsys.readouterr().out
+    assert (
+        "FAILED test command: .venv/bin/nothing -q (flag): .venv/bin/nothing is not found in "
+        in out
+    )
+    assert "/workspaces/doctor-" in out
+
+
 async def test_a_src_layout_project_imports_the_session_s_sources(tmp_path, data_dir):
     """A project installed -e in its own venv would import the user's checkout; the
     session's src comes first on PYTHONPATH."""

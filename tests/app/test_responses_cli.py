@@ -203,3 +203,36 @@ def test_bad_values_are_one_line_and_exit_2(capsys, data_dir, alpha, monkeypatch
         code = exit_.code
     assert code == 2
     assert says in capsys.readouterr().err
+
+
+def doctor_lines(capsys, *flags: str) -> tuple[int, list[str]]:
+    code = main(["doctor", "--live", *flags])
+    return code, [line for line in capsys.readouterr().out.splitlines() if "base url" in line]
+
+
+def test_doctor_reaches_the_base_url_with_an_unpaid_request(capsys, data_dir):
+    with ResponsesServer(key=KEY) as server:
+        code, lines = doctor_lines(
+            capsys, "--base-url", server.base_url, "--allow-insecure-base-url"
+        )
+        assert server.requests == [] and server.gets == ["/v1/models"]
+    assert code == 0
+    assert lines == [f"ok     base url: {server.base_url}: reached, 1 models; lists gpt-6-astra"]
+
+
+def test_doctor_fails_a_refused_key_an_unreachable_url_and_plain_http(capsys, data_dir):
+    with ResponsesServer(key="sk-someone-elses-0123456789") as server:
+        refused = doctor_lines(capsys, "--base-url", server.base_url)
+        assert server.gets == ["/v1/models"]
+    in_clear = doctor_lines(capsys, "--base-url", "http://10.255.255.1/v1")  # never sent
+    unreachable = doctor_lines(capsys, "--base-url", "http://127.0.0.1:9/v1")
+    assert [code for code, _ in (refused, in_clear, unreachable)] == [2, 2, 2]
+    [[refusal], [clear], [away]] = [lines for _, lines in (refused, in_clear, unreachable)]
+    assert (
+        refusal.startswith("FAILED base url: Responses API 401") and "Incorrect API key" in refusal
+    )
+    assert KEY not in refusal
+    assert clear.startswith("FAILED base url:") and "not https" in clear
+    assert away.startswith(
+        "FAILED base url: Responses API: could not reach http://127.0.0.1:9/v1/models"
+    )
