@@ -7,6 +7,7 @@ import json
 
 from app.cli.main import main
 from app.config.file import config_path, load_config
+from app.dashboard.app import AstraApp
 from tests.app.pilot_helpers import idle_app, wait_for
 from tests.app.test_dashboard_cli import cli_env
 from tests.app.test_memory_cli import data_dir, one_error_line, run
@@ -67,6 +68,20 @@ async def test_a_theme_chosen_in_the_dashboard_is_saved(settings, url, tmp_path)
     async with app.run_test() as pilot:
         app.theme = "ansi-light"
         await wait_for(pilot, lambda: load_config(tmp_path / "config.toml").theme == "ansi-light")
+
+
+def test_a_theme_chosen_in_the_demo_is_saved(cli_env, monkeypatch):
+    """The demo's dashboard forgot it: the next launch started in the old theme."""
+
+    async def choose_a_theme(self: AstraApp, **kwargs) -> int:
+        async with self.run_test() as pilot:
+            self.theme = "ansi-light"
+            await wait_for(pilot, lambda: load_config(config_path()).theme == "ansi-light", 5)
+        return 0
+
+    monkeypatch.setattr(AstraApp, "run_async", choose_a_theme)
+    main(["demo"])
+    assert load_config(config_path()).theme == "ansi-light"
 
 
 async def test_a_theme_the_config_file_names_that_textual_lacks_is_said_so(settings, url, tmp_path):

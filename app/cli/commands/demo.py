@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from app.config.file import config_path
 from app.config.settings import Settings
 from app.console import make_console
 from app.dashboard.app import build_app
@@ -80,6 +81,7 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
         plan = plan_demo(settings, args.memory, store="ask")  # the operator confirms each
         options = SessionOptions(memory=args.memory, scope=plan.run_id)
         app = build_app(settings, options, None, plans=plan.sessions)
+        app.keep_theme(args.config.theme, config_path())  # as `tui` does
         code = await app.run_async()
         finished = app.sessions.finished
         if len(finished) < len(plan.sessions):
