@@ -24,8 +24,9 @@ from agent.transport import HttpResponsesTransport, ResponsesAPIError, insecure_
 from agent.workspace_tools import ToolError, WorkspaceTools
 from agent.worktree import WorkspaceError, git_checkout_top, uncommitted
 from memory.embedding.embedder import Embedder
-from memory.records import EMBEDDING_DIMENSION, MemoryRecord, mask_url_passwords
+from memory.records import EMBEDDING_DIMENSION, MemoryRecord
 from memory.stores.protocol import open_store
+from memory.text import mask_url_passwords
 
 # A fixed id, so that a probe a crash left behind is the one the next check removes.
 PROBE_ID = "00000000-0000-5000-8000-a57ad0c70c70"

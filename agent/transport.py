@@ -28,7 +28,7 @@ import openai
 
 from agent.exceptions import ModelError
 from agent.turns import ModelTurn, parse_turn
-from memory.records import mask_url_passwords
+from memory.text import mask_url_passwords
 
 MAX_RETRIES = openai.DEFAULT_MAX_RETRIES
 REQUEST_TIMEOUT_S = 600.0  # the SDK's default, for reads, writes, the pool and the whole request

@@ -31,8 +31,8 @@ from typing import BinaryIO
 
 from agent.project_tests import OURS, TestCommand, read_counts
 from agent.sandbox import Sandbox
-from memory.records import counts_text
 from memory.safety import scrub_environment
+from memory.text import counts_text
 
 MAX_READ_BYTES = 256 * 1024
 # Test output kept in memory: its tail. The whole of it goes to the run's log file, when the

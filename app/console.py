@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.segment import Segment
 
+from memory.text import mask_url_passwords, shown
+
 PIPED_WIDTH = 100_000  # wider than any line we print: tables and cropped lines stay whole
 PIPED_RULE_WIDTH = 80
 
@@ -29,8 +31,6 @@ class DataConsole(Console):
         self.piped = piped
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        from memory.records import mask_url_passwords, shown  # pydantic: not before a frame
-
         return super()._render_buffer(
             segment
             if segment.control

@@ -9,13 +9,13 @@ same run and the ratios are what to compare between runs.
    `astra-memory tui --workspace alpha --replay …` (a session starts). `App.run_async` is
    patched to run headless at 120x40 and `App._display` is probed: each process exits
    right after the first frame of a screen with a Footer (or the Static). Timed: process
-   start to that first frame, and to exit. Target: at most 1.5x the minimal app.
+   start to that first frame, and to exit. Target: at most 1.3x the minimal app.
 2. Stalls: a rehearsed alpha session (store=yes, edits=auto, on_success=branch: no modal
    waits) in `run_test` with
    the real embedding model loading in its child process, as shipped, while a monitor on
    the same loop sleeps 5 ms again and again and records how late each wake-up is. A
    watchdog thread notes where the main thread was during stalls over 40 ms. Target: max
-   stall < 100 ms.
+   stall <= 50 ms.
 3. Flood: 10,000 TestOutput events through `app.forward_event` (the session's path), in
    bursts the size the test runner reads (64 KiB), timed to the last line drawn, with
    the monitor running. Checks every line reached the pane (the TestOutputBatch messages
@@ -199,13 +199,13 @@ class Monitor:
     def summary(self, since: float = 0.0, until: float = float("inf")) -> dict:
         late = sorted(lateness for at, lateness in self.stalls if since <= at <= until)
         if not late:
-            return {"wakeups": 0, "max_ms": 0.0, "p99_ms": 0.0, "over_100ms": 0}
+            return {"wakeups": 0, "max_ms": 0.0, "p99_ms": 0.0, "over_50ms": 0}
         return {
             "wakeups": len(late),
             "max_ms": 1000 * late[-1],
             "p99_ms": 1000 * late[int(0.99 * (len(late) - 1))],
             "p50_ms": 1000 * late[len(late) // 2],
-            "over_100ms": sum(1 for x in late if x > 0.1),
+            "over_50ms": sum(1 for x in late if x > 0.05),
         }
 
 
@@ -374,7 +374,7 @@ def show_stalls(label: str, figures: dict) -> str:
         return f"  {label}: no wake-ups"
     return (
         f"  {label}: max {figures['max_ms']:.0f} ms, p99 {figures['p99_ms']:.1f} ms, "
-        f"p50 {figures['p50_ms']:.2f} ms, {figures['over_100ms']} over 100 ms "
+        f"p50 {figures['p50_ms']:.2f} ms, {figures['over_50ms']} over 50 ms "
         f"({figures['wakeups']} wake-ups)"
     )
 
@@ -388,7 +388,7 @@ def main() -> None:
     bench_started = time.monotonic()
 
     launch = launches(args.launches)
-    print(f"\nlaunch to first frame, headless 120x40, median of {args.launches} (target <= 1.5x)")
+    print(f"\nlaunch to first frame, headless 120x40, median of {args.launches} (target <= 1.3x)")
     for variant in LAUNCHES:
         figures = launch[variant]
         ratio = (
@@ -404,7 +404,7 @@ def main() -> None:
     print("   alpha --replay …`; ratios: first frame / exit, against the minimal app)")
 
     session = asyncio.run(session_stalls())
-    print("\nrehearsed alpha session with the real model loading, loop lateness (target < 100 ms)")
+    print("\nrehearsed alpha session with the real model loading, loop lateness (target <= 50 ms)")
     print(
         f"  {session['status']} exit {session['exit_code']}, {session['turns']} turns, "
         f"stored {session['stored']}: total {session['total_s']:.1f} s = store + model load "

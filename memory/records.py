@@ -5,10 +5,8 @@ Widgets import these for display, so this module depends on pydantic alone.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -185,56 +183,6 @@ class StoreStats(BaseModel):
     imported: int
     expired: int
     deliveries: int
-
-
-def counts_text(passed: int | None, failed: int | None) -> str:
-    """'3 passed, 1 failed', or what is unknown where the test runner's output did not say."""
-    if passed is None and failed is None:
-        return "counts unknown"
-    return ", ".join(
-        f"{count} {kind}" if count is not None else f"{kind} unknown"
-        for count, kind in ((passed, "passed"), (failed, "failed"))
-    )
-
-
-# -- text as it is shown: data, never instructions to the terminal ---------------------------
-
-# Each C0 control (bar \t and \n), DEL and each C1 control becomes one visible character, so
-# the text keeps its length (Rich spans stay put): ESC shows as ␛, DEL as ␡, C1 as �.
-_VISIBLE = {code: 0x2400 + code for code in range(0x20) if chr(code) not in "\t\n"}
-_VISIBLE |= {0x7F: 0x2421} | {code: 0xFFFD for code in range(0x80, 0xA0)}
-
-
-def shown(text: str) -> str:
-    """`text` safe to put on a terminal: a record, a model's answer or a server's message
-    cannot clear the screen, conceal the next line (ESC[8m), set the clipboard (OSC 52) or
-    plant a link (OSC 8). Newlines and tabs stay; lone surrogates become U+FFFD."""
-    text = text.translate(_VISIBLE)
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-# scheme://user:PASSWORD@host — the password runs to the last "@" of the word, since one may
-# itself hold "@", "/" or ":" (redis://:p@ss/w0rd@host).
-_URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)\S*@")
-
-
-def mask_url_passwords(text: str) -> str:
-    """`text` with the password of every URL in it replaced by ***: what a memory URL or a
-    base URL may carry is never printed or written."""
-    return _URL_PASSWORD.sub(r"\1***@", text)
-
-
-def short_url(url: str, width: int) -> str:
-    """A memory URL for a title line: its password masked, the home folder as `~`, and cut
-    in the middle with "…" to `width` characters (its scheme and file name stay)."""
-    url = mask_url_passwords(shown(url))
-    home = str(Path.home())
-    if home != "/" and f"/{home}/" in url:
-        url = url.replace(f"/{home}/", "/~/", 1)
-    if len(url) <= width:
-        return url
-    tail = max(width // 2, 1)
-    return url[: max(width - 1 - tail, 0)] + "…" + url[-tail:]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from rich.console import Console
 from agent.exceptions import ModelError
 from agent.tool_schemas import ARGUMENTS, ArgumentError, parse_arguments
 from agent.turns import parse_turn
-from memory.records import MemoryRecord, shown
+from memory.records import MemoryRecord
+from memory.text import shown
 from widgets.record_view import record_renderable
 
 # Any JSON value, strings with every code point a JSON text can carry (lone surrogates too).

@@ -90,6 +90,8 @@ def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
         "torch",
         "sentence_transformers",
         "grpc",
+        "pygments",  # rich.syntax, the edit modal's: 10 ms
+        "markdown_it",  # Textual's Markdown, the help screen's: 30 ms
     }
     probe = (
         "import sys, app.cli.main, app.cli.commands.tui, app.cli.commands.demo;"

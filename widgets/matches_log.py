@@ -12,6 +12,8 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from memory.text import shown
+
 if TYPE_CHECKING:
     from agent import events as ev
 
@@ -25,8 +27,6 @@ def score_bar(score: float) -> str:
 
 def escape(text: str) -> str:
     """Data inside markup: escaped, its control characters shown."""
-    from memory.records import shown  # pydantic: loaded with the first match, not the frame
-
     return _escape(shown(text))
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from rich.text import Text
 
+from memory.text import counts_text
 from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class TestOutputLog(PaneLog):
     __test__ = False
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(max_lines=2000, **kwargs)
+        super().__init__(max_lines=1000, **kwargs)
         self._run = 0
 
     def add_line(self, event: ev.TestOutput) -> None:
@@ -47,8 +48,6 @@ class TestOutputLog(PaneLog):
         self.put(coloured(event.line))
 
     def finish(self, event: ev.TestFinished) -> None:
-        from memory.records import counts_text  # loaded by now: a test ran
-
         verdict = "PASSED" if event.exit_code == 0 else "FAILED"
 
         summary = (

@@ -23,6 +23,8 @@ from textual import events
 from textual.color import Color, ColorParseError
 from textual.widgets import RichLog
 
+from memory.text import shown
+
 PANE_STYLES = {
     "pane.success": "text-success",
     "pane.warning": "text-warning",
@@ -49,8 +51,6 @@ def as_text(line: str | Text) -> Text:
     """A line as Rich Text: a string is markup (its data escaped by the caller); Text (e.g.
     another program's output) as is. Either way its control characters are shown, not
     obeyed: model text and test output never move the cursor or hide the next line."""
-    from memory.records import shown  # pydantic: loaded with the first line, not the first frame
-
     if isinstance(line, str):  # shown first: Rich would silently drop \a \b \v \f \r
         return Text.from_markup(shown(line))
     text = line.copy()
@@ -66,8 +66,9 @@ class PaneLog(RichLog):
     flood is drawn about twice at most. Pinned lines are never dropped.
     """
 
-    FLUSH_LINES = 250
-    """The most lines one frame renders: about 11 ms, at 45 us a wrapped line."""
+    FLUSH_LINES = 100
+    """The most lines one frame renders: their strips and the frame after them stay under
+    the 50 ms the loop may stall (docs/benchmarks.md)."""
 
     def __init__(self, *, max_lines: int | None = None, **kwargs) -> None:
         super().__init__(wrap=True, markup=True, highlight=False, min_width=20, **kwargs)

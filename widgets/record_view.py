@@ -14,6 +14,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from memory.text import counts_text, shown
+
 if TYPE_CHECKING:
     from memory.records import MemoryRecord, MemorySearchResult
 
@@ -26,7 +28,6 @@ def record_renderable(
 ) -> RenderableType:
     """Every field as Text, never markup, with its control characters shown: a record is
     data, whoever wrote it."""
-    from memory.records import counts_text, shown  # loaded with the record, not the first frame
 
     def data(text: str, style: str = "") -> Text:
         return Text(shown(text), style=style)

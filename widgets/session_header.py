@@ -6,6 +6,8 @@ from textual.markup import escape as _escape
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from memory.text import mask_url_passwords, shown
+
 
 def fit_figures(figures: tuple[str, ...], width: int) -> str:
     """As many figures as fit in `width`, in their order (the most important first)."""
@@ -37,8 +39,6 @@ class SessionHeader(Static):
         self.figures = ()
 
     def render(self) -> str:
-        from memory.records import mask_url_passwords, shown  # pydantic: not the first frame
-
         def escape(text: str) -> str:
             return _escape(mask_url_passwords(shown(text)))
 

@@ -33,6 +33,7 @@ from app.config.settings import Settings
 from app.config.store_url import resolve_memory_url
 from app.errors import CommandError
 from memory.errors import EmbedderUnavailableError, MemoryLayerError, MemoryStoreError
+from memory.text import mask_url_passwords, shown
 
 
 class VersionAction(argparse.Action):
@@ -354,8 +355,6 @@ def command_for(args: argparse.Namespace) -> Callable[..., Awaitable[int]]:
 
 
 def _fail(message: str, code: int) -> int:
-    from memory.records import mask_url_passwords, shown  # pydantic: only on an error
-
     print(f"astra-memory: error: {mask_url_passwords(shown(message))}", file=sys.stderr)
     return code
 

@@ -37,9 +37,9 @@ from app.errors import CommandError
 from app.sessions.history import SummaryRecorder
 from app.sessions.options import DEMO_PROJECTS, SessionOptions, refuse_unstartable
 from memory.embedding.embedder import Embedder
-from memory.records import mask_url_passwords
 from memory.service import MemoryService
 from memory.stores.protocol import MemoryStore
+from memory.text import mask_url_passwords
 
 
 def price_override(settings: Settings) -> Price | None:

@@ -19,7 +19,7 @@ from rich.markup import escape
 from agent import events as ev
 from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 from app.console import make_console
-from memory.records import counts_text, shown
+from memory.text import counts_text, shown
 
 StorePolicy = Literal["ask", "yes", "no"]
 

@@ -217,8 +217,9 @@ class SessionQueue:
     async def _run_session(self, plan: SessionPlan) -> None:
         options = plan.options
         assert self.backend is not None
-        try:
-            agent = self.backend.agent(
+        try:  # a thread: it copies or branches the workspace and probes the sandbox
+            agent = await asyncio.to_thread(
+                self.backend.agent,
                 options,
                 plan.workspace,
                 plan.session_id,

@@ -18,8 +18,9 @@ from app.console import make_console
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.record_modal import RecordModal
 from app.dashboard.screens.store_modal import StoreModal
-from memory.records import MemoryRecord, mask_url_passwords, shown
+from memory.records import MemoryRecord
 from memory.stores.protocol import open_store
+from memory.text import mask_url_passwords, shown
 from tests.app.pilot_helpers import SIZE, idle_app, wait_for, wait_for_screen
 from tests.fakes import EVIDENCE, HashEmbedder
 from widgets import RecordView

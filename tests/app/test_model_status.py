@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
+from app.errors import CommandError
 from app.sessions.options import SessionOptions
-from app.sessions.queue import SessionQueue
+from app.sessions.queue import SessionPlan, SessionQueue
 
 
 class View:
@@ -46,3 +47,28 @@ def test_news_after_the_app_closed_its_loop_are_dropped(settings):
     loop.close()
     says("checking the export against sentence-transformers")
     assert view.statuses == []
+
+
+async def test_a_session_is_built_off_the_loop(settings, tmp_path):
+    """Building a session copies or branches its workspace and probes the sandbox: on the
+    loop, that stalled the dashboard 65-90 ms (bench/bench_tui.py)."""
+    on_the_loop: list[bool] = []
+
+    class Backend:
+        def agent(self, *_args) -> None:
+            on_the_loop.append(threading.current_thread() is threading.main_thread())
+            raise CommandError("stopped before it ran", 2)
+
+    class SessionView(View):
+        def supervisor(self, options):
+            return None
+
+        def forward_event(self, event) -> None:
+            pass
+
+    view = SessionView()
+    queue = SessionQueue(settings, SessionOptions(), [], view)
+    queue.backend = Backend()  # type: ignore[assignment]
+    await queue._run_session(SessionPlan(SessionOptions(), tmp_path, "s1"))
+    assert on_the_loop == [False]
+    assert view.notices == [("stopped before it ran", "error")]

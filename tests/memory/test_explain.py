@@ -88,7 +88,7 @@ def test_the_query_reading_names_its_kind_weight_and_parts():
 
 
 def test_a_store_url_is_shortened_for_a_title_line(monkeypatch):
-    from memory.records import short_url
+    from memory.text import short_url
 
     monkeypatch.setenv("HOME", "/home/dev")
     url = "sqlite:////home/dev/.local/share/astra-codebase-memory/memory.sqlite3"

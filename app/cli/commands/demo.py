@@ -35,6 +35,7 @@ from app.sessions.options import (
     require_demo_projects,
 )
 from app.sessions.queue import FinishedSession, SessionPlan
+from memory.text import counts_text
 
 if TYPE_CHECKING:
     from agent.loop import AstraAgent
@@ -160,8 +161,6 @@ async def verify_against_original_tests(session: FinishedSession, fresh: Path) -
 
 
 def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None, url: str) -> int:
-    from memory.records import counts_text  # loaded by now: the sessions ran
-
     table = Table("session", "requests", "tool calls", "memory matches", "tests", "stored", "cost")
 
     for session in sessions:

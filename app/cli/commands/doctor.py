@@ -19,7 +19,7 @@ from app.config.settings import Settings
 from app.errors import CommandError
 from app.sessions.builder import is_demo_template, price_override
 from app.sessions.options import SessionOptions, new_session_id, options_from
-from memory.records import mask_url_passwords, shown
+from memory.text import mask_url_passwords, shown
 
 
 async def doctor(args: argparse.Namespace, settings: Settings) -> int:

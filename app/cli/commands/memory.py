@@ -20,16 +20,11 @@ from app.config.settings import Settings
 from app.console import make_console
 from app.errors import CommandError
 from app.text_fit import clip
-from memory.records import (
-    MemoryRecord,
-    MemorySearchResult,
-    counts_text,
-    possibly_stale,
-    utc_now,
-)
+from memory.records import MemoryRecord, MemorySearchResult, possibly_stale, utc_now
 from memory.retrieval.explain import explanation, query_reading
 from memory.service import MemoryService, clear_stale
 from memory.stores.protocol import MemoryStore, open_store
+from memory.text import counts_text
 
 console = make_console()
 err_console = make_console(stderr=True)

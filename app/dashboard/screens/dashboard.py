@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from app.dashboard.screens.messages import SessionEvent, TestOutputBatch
+from memory.text import counts_text
 from widgets import BudgetPanel, MatchesLog, PaneLog, SessionHeader, TestOutputLog, TurnsLog
 from widgets.pane_log import pane_theme
 
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 
 
 def _tests(report: ev.SessionReport) -> str:
-    from memory.records import counts_text  # loaded by now: a session ended
-
     return counts_text(report.tests.passed, report.tests.failed) if report.tests else "none"
 
 

@@ -29,6 +29,7 @@ from app.dashboard.screens.export_modal import ExportModal
 from app.dashboard.screens.record_modal import RecordModal
 from app.sessions.options import default_export_path
 from app.text_fit import clip, clip_middle, counted
+from memory.text import mask_url_passwords, short_url, shown
 from widgets import RecordView
 
 if TYPE_CHECKING:
@@ -78,8 +79,6 @@ ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every sco
 def _data(text: str) -> Text:
     """A record's text as a cell: never markup, its control characters shown and a URL's
     password masked."""
-    from memory.records import mask_url_passwords, shown  # pydantic: not the first frame
-
     return Text(mask_url_passwords(shown(text)), no_wrap=True)
 
 
@@ -134,7 +133,6 @@ class MemoryBrowserScreen(Screen):
             what += f" · search unavailable: {self.memory.startup_error}"
         elif self.loaded is not None and not self.memory.ready.is_set():
             what += " · search waits for the embedding model"
-        from memory.records import short_url  # pydantic: not the first frame
 
         room = max(self.app.size.width - len(f" Memory ·  · {what} "), 24)
         self.query_one("#browser-title", Label).update(
