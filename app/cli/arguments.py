@@ -91,25 +91,37 @@ def score(text: str) -> float:
     return value
 
 
-def query_text(text: str) -> str:
+def is_utf8(text: str) -> bool:
+    """False when `text` came from bytes that are not UTF-8: Python hands argv's undecodable
+    bytes over as lone surrogates, which no file, database or terminal can take."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _text(text: str, what: str) -> str:
     if not text.strip():
-        raise argparse.ArgumentTypeError("the query is empty")
+        raise argparse.ArgumentTypeError(f"the {what} is empty")
+    if not is_utf8(text):
+        raise argparse.ArgumentTypeError(f"the {what} holds bytes that are not UTF-8 text")
     return text
+
+
+def query_text(text: str) -> str:
+    return _text(text, "query")
 
 
 def scope_name(text: str) -> str:
-    """A scope: not blank (a usage error, exit 2, as every other flag's)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the scope is empty")
-    return text
+    """A scope: not blank, UTF-8 (a usage error, exit 2, as every other flag's)."""
+    return _text(text, "scope")
 
 
 def id_prefix(text: str) -> str:
     """A memory or session id, or a prefix of one: not blank, since an empty prefix would
     match every id (`memory delete '' --yes` would delete whatever record is there)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the id is empty")
-    return text
+    return _text(text, "id")
 
 
 def add_memory_url(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

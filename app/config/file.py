@@ -84,7 +84,9 @@ def set_value(path: Path, key: str, text: str | None) -> Config:
         raise CommandError(f"bad value for {key}: {exc}", 2) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"{name} = {_toml(value)}" for name, value in values.items() if value is not None]
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    written = path.with_name(path.name + ".new")  # renamed over the old: all or nothing
+    written.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    written.replace(path)
     return Config(**values)
 
 

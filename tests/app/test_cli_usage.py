@@ -270,3 +270,19 @@ def test_the_search_hint_names_the_program_as_the_shell_can_run_it(monkeypatch):
     assert Path(own_program()).absolute() == installed.absolute()
     monkeypatch.setenv("PATH", str(installed.parent))
     assert own_program() == "astra-memory"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["memory", "list", "--scope", "a\udcff"], "--scope: the scope holds bytes that are not"),
+        (["memory", "search", "a\udcff"], "QUERY: the query holds bytes that are not UTF-8"),
+        (["memory", "show", "a\udcff"], "ID: the id holds bytes that are not UTF-8"),
+    ],
+)
+def test_text_flags_of_bytes_that_are_not_utf8_are_one_line(capsys, data_dir, argv, words):
+    """Python passes argv's undecodable bytes on as lone surrogates, which crashed SQLite,
+    the tokenizer and the terminal with tracebacks."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2 and words in one_error_line(capsys.readouterr().err)

@@ -133,3 +133,32 @@ def test_a_bad_memory_url_in_the_file_names_the_file(capsys, data_dir):
     assert "unsupported memory URL 'bogus://'" in line
     shown = json.loads(run(capsys, "config", "show", "--json")[1])["values"]["memory_url"]
     assert shown["value"] == "bogus://" and "unusable" in shown["from"]
+
+
+def test_a_value_of_bytes_that_are_not_utf8_is_refused_and_the_file_kept(capsys, data_dir):
+    """argv's undecodable bytes arrive as lone surrogates: writing them crashed mid-write,
+    leaving the config file empty."""
+    run(capsys, "config", "set", "theme", "nord")
+    before = config_path().read_text()
+    code, _, err = run(capsys, "config", "set", "scope", "a\udcff\udcfeb")
+    assert code == 2 and "bad value for scope: it holds bytes that are not UTF-8" in one_error_line(
+        err
+    )
+    assert config_path().read_text() == before
+
+
+def test_show_prints_values_as_text_not_rich_markup(capsys, data_dir):
+    assert run(capsys, "config", "set", "scope", "[/]")[0] == 0
+    config_path().write_text(config_path().read_text() + 'memory_url = "[bold]x"\n')
+    code, out, err = run(capsys, "config", "show")
+    assert code == 0 and err == ""
+    assert "scope       [/]  (config file)" in out and "[bold]x" in out
+
+
+def test_a_config_file_that_is_not_utf8_or_toml_is_one_line(capsys, data_dir):
+    config_path().parent.mkdir(parents=True, exist_ok=True)
+    for content in (b'scope = "\xff"\n', b"scope = \n"):
+        config_path().write_bytes(content)
+        for argv in (("config", "show"), ("memory", "list"), ("ledger",)):
+            code, _, err = run(capsys, *argv)
+            assert code == 2 and "cannot read the config file" in one_error_line(err)

@@ -7,6 +7,9 @@ import argparse
 import json
 from dataclasses import asdict
 
+from rich.markup import escape
+
+from app.cli.arguments import is_utf8
 from app.config.file import config_path, load_config, set_value
 from app.config.settings import Settings
 from app.config.store_url import resolve_memory_url
@@ -26,23 +29,26 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
             raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
         value = None if args.unset else checked_value(args.key, args.value)
         set_value(path, args.key, value)
-        console.print(f"{args.key} {'removed' if args.unset else 'set'} in {path}")
+        console.print(escape(f"{args.key} {'removed' if args.unset else 'set'} in {path}"))
         return 0
     rows = in_force(settings)
     if args.json:
         print(json.dumps({"path": str(path), "values": rows}))
         return 0
-    console.print(f"config file: {path}" + ("" if path.exists() else " (not written yet)"))
-    for key, row in rows.items():
-        console.print(f"{key:<11} {row['value']}  [dim]({row['from']})[/]")
+    console.print(escape(f"config file: {path}" + ("" if path.exists() else " (not written yet)")))
+    for key, row in rows.items():  # values are the user's text, never Rich markup
+        value, source = escape(str(row["value"])), escape(str(row["from"]))
+        console.print(f"{key:<11} {value}  [dim]({source})[/]")
     return 0
 
 
 def checked_value(key: str, value: str) -> str:
     """`value` as it is to be written, after what the file cannot check when it is read, as
-    it is read before the dashboard's first frame: no control character (the file must stay
-    readable), a memory URL a store can open (made exact, so every folder finds the same
-    store), a theme Textual has. A CommandError (exit 2)."""
+    it is read before the dashboard's first frame: UTF-8 text with no control character (the
+    file must stay readable), a memory URL a store can open (made exact, so every folder
+    finds the same store), a theme Textual has. A CommandError (exit 2)."""
+    if not is_utf8(value):  # argv's undecodable bytes arrive as lone surrogates
+        raise CommandError(f"bad value for {key}: it holds bytes that are not UTF-8 text", 2)
     if any(character < " " or character == "\x7f" for character in value):
         raise CommandError(f"bad value for {key}: it holds a control character", 2)
     if key == "memory_url":
