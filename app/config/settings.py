@@ -87,6 +87,19 @@ def _set_values(variables: Mapping[str, str | None]) -> dict[str, str]:
     return {name.upper(): value for name, value in variables.items() if value}
 
 
+def _env_file_values(path: Path) -> Mapping[str, str | None]:
+    """The `.env` file's variables; a file that is not UTF-8 text, or cannot be read, is one
+    error naming it (exit 2)."""
+    try:
+        return dotenv_values(path, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(
+            f"cannot read the .env file {path}: byte {exc.start} is not UTF-8 text", 2
+        ) from None
+    except OSError as exc:
+        raise CommandError(f"cannot read the .env file {path}: {exc.strerror or exc}", 2) from None
+
+
 def _embedder(text: str) -> str:
     if text.lower() not in ("onnx", "torch"):
         raise ValueError(f"expected onnx or torch, got {text!r}")
@@ -141,7 +154,7 @@ class Settings:
         """
         given: dict[str, str] = {}
         if env_file is not None and env_file.is_file():
-            given |= _set_values(dotenv_values(env_file))
+            given |= _set_values(_env_file_values(env_file))
         given |= _set_values(os.environ if environ is None else environ)
         values: dict[str, object] = {}
         for name in (f.name for f in fields(cls)):

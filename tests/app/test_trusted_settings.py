@@ -52,6 +52,19 @@ def test_a_missing_env_file_is_one_line_and_exit_2(capsys, data_dir, tmp_path):
     assert captured.out == "" and captured.err.count("\n") == 1 and "--env-file" in captured.err
 
 
+def test_an_env_file_that_is_not_utf8_is_one_line_and_exit_2(capsys, data_dir, tmp_path):
+    named = tmp_path / "team.env"
+    named.write_bytes(b"ASTRA_MODEL=\xff\xfe\n")
+    assert main(["--env-file", str(named), "ledger"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"cannot read the .env file {named}: byte 12 is not UTF-8 text" in captured.err
+    default_env_file().parent.mkdir(parents=True, exist_ok=True)
+    default_env_file().write_bytes(b"ASTRA_MODEL=\xff\n")  # the config dir's, read unasked
+    assert main(["ledger"]) == 2
+    assert f"cannot read the .env file {default_env_file()}" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("url", "insecure"),
     [
