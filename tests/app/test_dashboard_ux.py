@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Footer, Input
 from textual.widgets._toast import Toast
 
 from agent import events as ev
@@ -27,6 +27,7 @@ from tests.app.pilot_helpers import (
     SIZE,
     drawn,
     idle_app,
+    on_screen,
     option_texts,
     seed,
     seed_imported,
@@ -209,6 +210,33 @@ async def test_browser_search_box_moves_the_highlight_and_enter_opens_it(setting
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is browser)
         assert isinstance(app.focused, Input)
+
+
+async def test_browser_del_in_the_search_box_deletes_the_highlighted_record(settings, url):
+    """There `del` deleted a character of the search, and the footer hid `del Delete` (and
+    `^e Export`, `^u Unstale`, which the search box took as end and delete-left)."""
+    await seed(url, FIXES)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _browser(pilot, app)
+        search = browser.query_one("#search", Input)
+        search.focus()
+        await pilot.press(*"port", "home")  # `del` would take the "p"
+        await wait_for(pilot, lambda: browser.query_text == "port" and not searching(app))
+        await pilot.pause()
+        footer = " ".join(on_screen(browser.query_one(Footer)))
+        assert "del Delete" in footer and "^e Export" in footer and "^u Unstale" in footer
+        highlighted = browser.selected()
+        await pilot.press("delete")
+        await wait_for_screen(pilot, ConfirmModal)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: highlighted.memory_id not in browser.records)
+    assert search.value == "port"
+    assert highlighted.memory_id not in {r.memory_id for r in await stored_records(url)}
+
+
+def searching(app) -> bool:
+    return any(w.group == "browser" and not w.is_finished for w in app.workers)
 
 
 async def test_browser_enter_typed_before_the_results_opens_the_first_match(settings, url):

@@ -88,9 +88,12 @@ class MemoryBrowserScreen(Screen):
         Binding("slash", "focus_search", "Search", id="browser.search", show=False),
         # Every other printable key types into the search (`on_key`): a word typed with
         # the table focused never deletes or changes a record, so no action has a letter.
-        Binding("delete", "delete", "Delete", id="browser.delete"),
-        Binding("ctrl+e", "export", "Export", id="browser.export"),
-        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale"),  # `memory unstale`
+        # Ahead of the search box's own delete, ctrl+e and ctrl+u (delete right, end, delete
+        # left), which took them there and hid them from the footer; ctrl+d, end, backspace
+        # still edit the search. ctrl+u: `memory unstale`.
+        Binding("delete", "delete", "Delete", id="browser.delete", priority=True),
+        Binding("ctrl+e", "export", "Export", id="browser.export", priority=True),
+        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale", priority=True),
         Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
         # From the search box (the table takes its own arrows): the highlight moves, and
         # typing goes on; `enter` there opens the highlighted match (`search_submitted`).
