@@ -20,7 +20,10 @@ import time
 from pathlib import Path
 
 import pytest
+from aiohttp import WSServerHandshakeError, web
+from aiohttp.test_utils import TestClient, TestServer
 
+from app.cli.commands.serve import guard, served_hosts
 from app.cli.main import main
 from tests.app.pilot_helpers import seed
 
@@ -76,18 +79,24 @@ def test_the_served_dashboard_shows_a_record_in_a_headless_browser(tmp_path):
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli.main", "serve", "--port", str(port)],
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        text=True,
     )
     frames: list[str] = []
     try:
         wait_for_port(port, server)
+        printed = server.stdout.readline()  # its first line: the URL, with the run's token
+        [served] = re.findall(r"http://\S+", printed)
+        assert served.startswith(f"http://127.0.0.1:{port}/?token=")
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
                 page.goto(f"http://127.0.0.1:{port}/")
+                assert "carries this run's token" in page.content()  # no token, no dashboard
+                page.goto(served)
 
                 def drawn() -> str:
                     text = "".join(
@@ -106,7 +115,72 @@ def test_the_served_dashboard_shows_a_record_in_a_headless_browser(tmp_path):
     finally:
         server.terminate()
         _, err = server.communicate(timeout=20)
-    assert b"Traceback" not in err, err.decode()
+    assert "Traceback" not in err, err
+
+
+async def guarded(host: str = "127.0.0.1") -> tuple[TestClient, int]:
+    """A real loopback server with serve's guard in front of a page and a websocket."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text="the dashboard")
+
+    async def socket_(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.close()
+        return ws
+
+    port = free_port()
+    app = web.Application(middlewares=[guard(TOKEN, served_hosts(host, port))])
+    app.add_routes([web.get("/", page), web.get("/ws", socket_)])
+    client = TestClient(TestServer(app, host=host, port=port))
+    await client.start_server()
+    return client, port
+
+
+TOKEN = "t0ken-of-this-run"
+
+
+async def test_the_guard_wants_the_token_then_its_cookie():
+    client, _ = await guarded()
+    try:
+        refused = await client.get("/")
+        first = await client.get("/", params={"token": TOKEN})
+        cookie = first.cookies["astra_token"]
+        again = await client.get("/")  # the client keeps the cookie
+        wrong = await client.get("/", params={"token": "guess"}, cookies={"astra_token": "x"})
+        assert (refused.status, first.status, again.status) == (403, 200, 200)
+        assert "carries this run's token" in await refused.text()
+        assert cookie.value == TOKEN and cookie["httponly"] and cookie["samesite"] == "Strict"
+        assert wrong.status == 403
+    finally:
+        await client.close()
+
+
+async def test_the_guard_refuses_another_host_and_another_sites_websocket():
+    client, port = await guarded()
+    try:
+        token = {"token": TOKEN}
+        rebound = await client.get("/", params=token, headers={"Host": f"evil.example:{port}"})
+        ours = {"Origin": f"http://127.0.0.1:{port}"}
+        assert (await client.get("/", params=token, headers=ours)).status == 200
+        evil = {"Origin": "https://attacker.example"}
+        with pytest.raises(WSServerHandshakeError) as refused:
+            await client.ws_connect("/ws", headers=evil)
+        socket_ok = await client.ws_connect("/ws", headers=ours)
+        await socket_ok.close()
+        assert rebound.status == 403 and refused.value.status == 403
+    finally:
+        await client.close()
+
+
+def test_only_a_loopback_server_pins_its_host():
+    assert served_hosts("127.0.0.1", 8000) == {
+        "127.0.0.1:8000",
+        "localhost:8000",
+        "[::1]:8000",
+    }
+    assert served_hosts("0.0.0.0", 8000) is None  # --allow-remote: the token still guards
 
 
 def wait_for_port(port: int, server: subprocess.Popen, timeout: float = 30.0) -> None:
