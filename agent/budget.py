@@ -10,6 +10,7 @@ unknown (a read timeout, a connection lost after sending), it charges the worst 
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -112,49 +113,114 @@ class Charge:
         return self.basis != "usage"
 
 
+TOKEN_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
+
+
+class LedgerUnreadableError(BudgetExceededError):
+    """The ledger holds lines it cannot count, so what the total budget leaves is unknown."""
+
+
+@dataclass(frozen=True)
+class LedgerLines:
+    """The ledger as read: the lines that count, and "line N: why" for each that cannot."""
+
+    rows: list[dict[str, Any]]
+    refused: list[str]
+
+
+def _refusal(row: object) -> str | None:
+    """Why a ledger line cannot be counted, or None. A cost that is missing, negative, NaN or
+    infinite would make the total look smaller (or unreadable) than what was billed."""
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    cost = row.get("cost_usd")
+    if not _amount(cost, (int, float)):
+        return f"cost_usd {cost!r} is not a finite number of dollars, 0 or more"
+    for name in TOKEN_FIELDS:
+        value = row.get(name)
+        if value is not None and not _amount(value, (int,)):
+            return f"{name} {value!r} is not a whole number, 0 or more"
+    if not isinstance(row.get("session_id", "?"), str):
+        return "session_id is not text"
+    return None
+
+
+def _amount(value: object, kinds: tuple[type, ...]) -> bool:
+    """A number of `kinds` (bool is not one), 0 or more, finite even as a float."""
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0  # type: ignore[arg-type, operator]
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 class Ledger:
     """Every live charge, one JSON line each, in the data dir; the total survives sessions.
 
     A line: {"at", "session_id", "model", "input_tokens", "cached_input_tokens",
     "output_tokens", "reasoning_tokens", "cost_usd", "basis"} and "problem" when there was
     one. Lines written before cached and reasoning tokens were kept read as 0 of each, basis
-    "usage".
+    "usage". A line that cannot be counted is refused, never summed (see `read`).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def charges(self) -> list[dict[str, Any]]:
+    def read(self) -> LedgerLines:
+        """Every line, each counted or refused with its number. Only a last line cut short
+        (no newline: a write interrupted) is passed over, as it was never a whole charge."""
         if not self.path.exists():
-            return []
-        rows = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+            return LedgerLines([], [])
+        rows: list[dict[str, Any]] = []
+        refused: list[str] = []
+        data = self.path.read_bytes()
+        for number, line in enumerate(data.split(b"\n"), start=1):
+            if not line.strip():
+                continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line from a killed process costs nothing
-            if isinstance(row, dict):
+                row = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError too
+                if not data.endswith(b"\n") and number == data.count(b"\n") + 1:
+                    continue  # a torn last line from a killed process
+                refused.append(f"line {number}: not JSON")
+                continue
+            why = _refusal(row)
+            if why is None:
                 rows.append(row)
-        return rows
+            else:
+                refused.append(f"line {number}: {why}")
+        return LedgerLines(rows, refused)
+
+    def charges(self) -> list[dict[str, Any]]:
+        return self.read().rows
 
     def total(self) -> float:
-        return sum(float(row.get("cost_usd", 0.0)) for row in self.charges())
+        """The sum of the lines that count; refused lines are not in it."""
+        return sum(float(row["cost_usd"]) for row in self.charges())
 
     def by_session(self) -> dict[str, dict[str, float]]:
         """Per session: requests, the four token counts, cost_usd, and `unknown`: requests
         whose outcome was unknown, charged at their worst case."""
-        counted = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_tokens")
         sessions: dict[str, dict[str, float]] = defaultdict(
-            lambda: dict.fromkeys(("requests", *counted, "cost_usd", "unknown"), 0)
+            lambda: dict.fromkeys(("requests", *TOKEN_FIELDS, "cost_usd", "unknown"), 0)
         )
         for row in self.charges():
             entry = sessions[row.get("session_id", "?")]
             entry["requests"] += 1
-            for name in counted:
+            for name in TOKEN_FIELDS:
                 entry[name] += row.get(name) or 0
-            entry["cost_usd"] += float(row.get("cost_usd", 0.0))
+            entry["cost_usd"] += float(row["cost_usd"])
             entry["unknown"] += row.get("basis") == "unknown_outcome"
         return dict(sessions)
+
+    def unreadable(self, refused: list[str]) -> str:
+        """Why no live session with a total limit may start: lines that cannot be counted
+        may be money spent, so what the limit leaves is unknown."""
+        return (
+            f"the ledger {self.path} holds {len(refused)} line(s) that cannot be counted "
+            f"({refused[0]}): the budget left is unknown until they are fixed or removed"
+        )
 
     def record(self, session_id: str, model: str, charge: Charge) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -280,10 +346,14 @@ class CostGuard:
 
     def remaining_total(self) -> float | None:
         """What ASTRA_BUDGET_USD leaves, from a fresh read of the ledger (other sessions
-        write to it too)."""
-        self.ledger_total_usd = self.ledger.total()
+        write to it too). LedgerUnreadableError when the ledger holds lines it cannot count:
+        they may be money spent, and must not count as money left."""
+        lines = self.ledger.read()
+        self.ledger_total_usd = sum(float(row["cost_usd"]) for row in lines.rows)
         if self.total_limit_usd is None:
             return None
+        if lines.refused:
+            raise LedgerUnreadableError(self.ledger.unreadable(lines.refused))
         return self.total_limit_usd - self.ledger_total_usd
 
     def preflight(self, payload: dict[str, Any]) -> float:

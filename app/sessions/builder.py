@@ -16,7 +16,14 @@ from pathlib import Path
 from agent import events as ev
 from agent.approval import resolve_edit_policy
 from agent.books import AgentLimits
-from agent.budget import CostGuard, Ledger, Price, UnknownPriceError, price_for
+from agent.budget import (
+    CostGuard,
+    Ledger,
+    LedgerUnreadableError,
+    Price,
+    UnknownPriceError,
+    price_for,
+)
 from agent.loop import AstraAgent
 from agent.preflight import run_preflight
 from agent.project_tests import TestCommandError, resolve_test_command
@@ -82,6 +89,10 @@ def build_transport(
         session_limit_usd=options.budget_usd,
         total_limit_usd=settings.astra_budget_usd,
     )
+    try:  # a ledger with lines it cannot count: no quote, nothing sent
+        guard.remaining_total()
+    except LedgerUnreadableError as exc:
+        raise CommandError(str(exc), 2) from None
     base_url = options.base_url or settings.openai_base_url
     if insecure_base_url(base_url) and not options.allow_insecure_base_url:
         raise CommandError(

@@ -13,6 +13,7 @@ from agent.budget import (
     Charge,
     CostGuard,
     Ledger,
+    LedgerUnreadableError,
     LongContext,
     Price,
     UnknownPriceError,
@@ -109,6 +110,40 @@ def test_ledger_survives_a_torn_line_and_sums_by_session(tmp_path):
     assert ledger.total() == pytest.approx(0.75)
     assert ledger.by_session()["a"]["requests"] == 2
     assert oct(ledger.path.stat().st_mode & 0o777) == "0o600"
+
+
+BAD_LEDGER_LINES = (
+    '{"session_id": "b", "cost_usd": -5}',
+    '{"session_id": "c", "cost_usd": NaN}',
+    '{"session_id": "d", "cost_usd": Infinity}',
+    '{"session_id": "e", "cost_usd": "lots"}',
+    '{"session_id": "f", "cost_usd": 1e999}',
+    '{"session_id": "g", "cost_usd": 1, "input_tokens": -3}',
+    '{"session_id": "h"}',
+    "[0.5]",
+    "{not json",
+)
+
+
+def test_a_ledger_line_it_cannot_count_is_refused_and_never_summed(tmp_path):
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.record("a", "m", Charge(0.5))
+    with ledger.path.open("a") as out:
+        out.write("".join(line + "\n" for line in BAD_LEDGER_LINES))
+    ledger.record("a", "m", Charge(0.25))
+    lines = ledger.read()
+    assert [why.split(":")[0] for why in lines.refused] == [f"line {n}" for n in range(2, 11)]
+    assert "line 2: cost_usd -5 is not a finite number" in lines.refused[0]
+    assert ledger.total() == pytest.approx(0.75) and list(ledger.by_session()) == ["a"]
+
+
+def test_the_total_limit_is_not_guessed_from_a_ledger_it_cannot_count(tmp_path):
+    """A refused line may be money spent: it must not count as money left."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    ledger.path.write_text('{"session_id": "x", "cost_usd": -100}\n')
+    with pytest.raises(LedgerUnreadableError, match=r"ledger\.jsonl holds 1 line\(s\).*line 1"):
+        guard(tmp_path, total=1.0).preflight(PAYLOAD)
+    assert guard(tmp_path, session=1.0).preflight(PAYLOAD) > 0  # no total limit to guess
 
 
 def test_unknown_model_needs_given_prices():

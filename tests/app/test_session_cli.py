@@ -198,3 +198,30 @@ def test_demo_headless_runs_the_experiment_end_to_end(capsys, data_dir, real_emb
         assert turn.count("ok     test command:") == 1
         assert turn.count("no file changed since the preflight ran the tests") == 1
         assert turn.index("ok     test command:") < turn.index("turn 1 completed")
+
+
+def test_a_ledger_it_cannot_count_is_said_and_stops_a_live_session(
+    capsys, data_dir, alpha, monkeypatch
+):
+    """`ledger` prints what it can and warns in one line; a live session with a total limit
+    refuses to start, as the budget it would leave cannot be known."""
+    data_dir.mkdir()
+    (data_dir / "ledger.jsonl").write_text(
+        '{"session_id": "a", "cost_usd": 0.5}\n{"session_id": "b", "cost_usd": NaN}\n'
+        '{"session_id": "c", "cost_usd": "lots"}\n'
+    )
+    assert main(["ledger"]) == 0
+    out, err = capsys.readouterr()
+    assert "total $0.5000" in out and err.count("\n") == 1
+    assert "2 line(s) of the ledger" in err and "(line 2: cost_usd nan" in err
+    assert main(["ledger", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["refused_lines"]) == 2
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ASTRA_BUDGET_USD", "5")
+    with ResponsesServer() as server:
+        argv = ["run", "--workspace", str(alpha), "--live", "--approve-live-cost", "--no-sandbox"]
+        code = main([*argv, "--base-url", server.base_url])
+        assert server.requests == []
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"the ledger {data_dir / 'ledger.jsonl'} holds 2 line(s)" in err and "line 2" in err

@@ -7,21 +7,40 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from app.config.settings import Settings
 from app.console import make_console
 from app.sessions.builder import ledger_for
+from memory.text import shown
 
 console = make_console()
 
 
 async def ledger(args: argparse.Namespace, settings: Settings) -> int:
     book = ledger_for(settings)
+    lines = book.read()
+    if lines.refused:  # printed, still: what it can count is what the operator needs
+        print(
+            f"astra-memory: warning: {len(lines.refused)} line(s) of the ledger "
+            f"{shown(str(book.path))} cannot be counted and are not in the total "
+            f"({shown(lines.refused[0])})",
+            file=sys.stderr,
+        )
     sessions = book.by_session()
     total = book.total()
     limit = settings.astra_budget_usd
     if args.json:
-        print(json.dumps({"sessions": sessions, "total_usd": total, "limit_usd": limit}))
+        print(
+            json.dumps(
+                {
+                    "sessions": sessions,
+                    "total_usd": total,
+                    "limit_usd": limit,
+                    "refused_lines": lines.refused,
+                }
+            )
+        )
         return 0
     for session_id, row in sessions.items():
         console.print(
