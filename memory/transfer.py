@@ -217,6 +217,10 @@ def json_object(line: str) -> dict[str, object]:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise MemoryValidationError(f"not valid JSON ({exc.msg})") from exc
+    except ValueError:  # Python's limit on an int's digits
+        raise MemoryValidationError("not valid JSON (a number with over 4,300 digits)") from None
+    except RecursionError:
+        raise MemoryValidationError("not valid JSON (nested too deep to read)") from None
     if not isinstance(data, dict):
         raise MemoryValidationError("expected a JSON object")
     return data

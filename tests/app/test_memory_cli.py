@@ -88,6 +88,25 @@ def test_import_with_a_bad_line_writes_nothing(capsys, tmp_path, data_dir):
 
 
 @pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[" * 100_000, "line 3: not valid JSON (nested too deep to read)"),
+        (json.dumps(MINIMAL)[:-1] + ', "x": ' + "9" * 5000 + "}", "line 3: not valid JSON (a"),
+    ],
+    ids=["nested-100000-deep", "5000-digit-int"],
+)
+def test_import_of_a_line_json_cannot_hold_is_one_line_and_writes_nothing(
+    capsys, tmp_path, data_dir, line, message
+):
+    """Python's JSON reader raised RecursionError and ValueError here: tracebacks."""
+    source = write_jsonl(tmp_path / "in.jsonl", MINIMAL, {**MINIMAL, "fix_description": "b"})
+    source.write_text(source.read_text() + line + "\n" + json.dumps(MINIMAL) + "\n")
+    code, _, err = run(capsys, "memory", "import", str(source))
+    assert code == 1 and message in one_error_line(err)
+    assert record_count(data_dir) == 0
+
+
+@pytest.mark.parametrize(
     ("row", "message"),
     [
         ({**MINIMAL, "file_paths": "uploader/client.py"}, "list of paths"),
