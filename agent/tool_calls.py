@@ -37,6 +37,7 @@ from agent.tool_schemas import (
 )
 from agent.turns import FunctionCall
 from agent.workspace_tools import TestRun, ToolError, WorkspaceTools
+from agent.worktree import WorkspaceError
 from memory.errors import MemoryLayerError
 from memory.records import MemorySearchResult, TestEvidence
 from memory.retrieval.explain import explanation
@@ -132,7 +133,7 @@ class SessionTools:
             )
             output = await self._dispatch(arguments, turn, response_id)
             refused = False
-        except (ArgumentError, ToolError, MemoryLayerError, _Refused) as exc:
+        except (ArgumentError, ToolError, MemoryLayerError, WorkspaceError, _Refused) as exc:
             if isinstance(exc, ArgumentError):
                 self.emit(
                     ev.ToolCalled(

@@ -10,6 +10,13 @@ linked back to the user's, in both kinds: a venv holds absolute paths and only w
 it was made, and a test command such as `.venv/bin/python -m pytest` must find it in the
 session's folder too. The links never enter the session's diff. Resolve the test command
 against the user's workspace (`SessionWorkspace.source`) for the same reason.
+
+Git is a tool this program owns: the project's tests are untrusted code, and they run with
+the session's folder writable. So every git call runs without hooks or an fsmonitor (a
+config that names a program), and every call on the session's repository names the git dir
+recorded before any test ran, which lies outside the folder the tests may write (a copy's is
+made apart from its work tree). A `.git` entry in the folder that changed since is an error,
+never followed.
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ Finish = Literal["apply", "branch", "discard"]
 
 NOT_COPIED = (".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox")
 LINKED = (".venv", "venv", "node_modules")
-# Our own commits: never the user's hooks, signing or identity prompts.
+# Every git call: no hooks (ours, the user's or planted) and no fsmonitor program.
+OWNED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# Our own commits: never the user's signing or identity prompts.
 AS_ASTRA = (
     "-c",
     "user.name=Astra",
@@ -54,14 +63,48 @@ class SessionWorkspace:
     checkout: Path | None = None  # the top of the user's git checkout (worktree kind)
     warning: str | None = None
     linked: tuple[str, ...] = ()  # links to the user's venvs, relative to repo; never diffed
+    git_dir: Path | None = None  # the session repository's, recorded before the tests ran
+    dot_git: str = ""  # what repo/.git said then: "gitdir: <git_dir>"
+
+    def git(self, *args: str, stdin: str | None = None) -> str:
+        """git on the session's repository: its recorded git dir and work tree, whatever the
+        folder's `.git` says now; WorkspaceError if that changed since."""
+        assert self.repo is not None and self.git_dir is not None, "in place there is no repo"
+        entry = self.repo / ".git"
+        if (
+            entry.is_symlink()
+            or not entry.is_file()
+            or entry.read_text("utf-8", "replace") != self.dot_git
+        ):
+            raise WorkspaceError(
+                f"{entry} changed while the session ran (its tests?): git is not run on it; "
+                f"the session's files are left in {self.repo}"
+            )
+        where = ("--git-dir", str(self.git_dir), "--work-tree", str(self.repo))
+        return _git(self.repo, *where, *args, stdin=stdin)
 
     def diff(self, *, binary: bool = False) -> str | None:
         """git's diff of the session's changes against its start, new files included;
         None in place, where WorkspaceTools.diff is all there is."""
         if self.repo is None or self.base is None:
             return None
-        _add_all(self.repo, self.linked)
-        return _git(self.repo, "diff", "--cached", *(["--binary"] if binary else []), self.base)
+        self._add_all()
+        binary_flag = ["--binary"] if binary else []
+        return self.git(
+            "diff", "--cached", "--no-ext-diff", "--no-textconv", *binary_flag, self.base
+        )
+
+    def _add_all(self) -> None:
+        """Stage everything in the work tree but the links to the user's environments (a
+        venv's link is no directory to git, so a `.venv/` ignore rule does not cover it)."""
+        self.git("add", "-A", "--", ".", *(f":(top,exclude){path}" for path in self.linked))
+
+    def commit(self, message: str, *, allow_empty: bool = False) -> None:
+        """Commit everything in the work tree, when there is anything (or allow_empty)."""
+        self._add_all()
+        if allow_empty or self.git("diff", "--cached", "--name-only"):
+            empty = ("--allow-empty",) if allow_empty else ()
+            self.git(*AS_ASTRA, "commit", "--no-verify", "-q", *empty, "-m", message)
 
     def finish(self, choice: Finish, message: str | None = None) -> str:
         """Apply, keep the branch, or discard; returns one line saying what happened."""
@@ -83,7 +126,7 @@ class SessionWorkspace:
         target = self.checkout or self.source
         # A copied workspace is no repository: name the copy's git dir so that a repository
         # around the user's folder cannot redirect the patch.
-        prefix = () if self.checkout else ("--git-dir", f"{self.repo}/.git", "--work-tree", ".")
+        prefix = () if self.checkout else ("--git-dir", str(self.git_dir), "--work-tree", ".")
         if patch:
             try:
                 _git(target, *prefix, "apply", "--check", "--binary", "-", stdin=patch)
@@ -100,7 +143,7 @@ class SessionWorkspace:
         """Commit the session's changes on its branch; a worktree's folder goes, the branch
         stays in the user's repository. A copy keeps its folder, which holds the branch."""
         assert self.repo is not None, "in place there is no branch"
-        _commit(self.repo, message or f"Astra session {self.session_id}", self.linked)
+        self.commit(message or f"Astra session {self.session_id}")
         if self.checkout is not None:
             self._remove_folder()
             return f"kept the changes on branch {self.branch}"
@@ -183,30 +226,43 @@ def _worktree(
         raise WorkspaceError(f"the git checkout {top} has no commit yet") from None
     folder.parent.mkdir(parents=True, exist_ok=True)
     _git(top, "worktree", "add", "-q", "-b", branch, str(folder), "HEAD")
+    project = source.resolve().relative_to(top)
+    session = _owned(
+        SessionWorkspace(source, folder / project, "worktree", session_id, folder, branch),
+        Path(_git(folder, "rev-parse", "--absolute-git-dir").strip()),
+    )
+    session.checkout = top
     if changes:  # start from the checkout as it is, as one commit the diff is taken against
         if patch := _git(top, "diff", "HEAD", "--binary"):
-            _git(folder, "apply", "--binary", "-", stdin=patch)
+            session.git("apply", "--binary", "-", stdin=patch)
         for name in _git(top, "ls-files", "--others", "--exclude-standard", "-z").split("\0"):
             if name:
                 (folder / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(top / name, folder / name, follow_symlinks=False)
-        _commit(folder, "Astra: the checkout's uncommitted changes at the session's start")
-    project = source.resolve().relative_to(top)
-    linked = _link_environments(top, folder, {Path(), project})
-    base = _git(folder, "rev-parse", "HEAD").strip()
-    return SessionWorkspace(
-        source, folder / project, "worktree", session_id, folder, branch, base, top, linked=linked
-    )
+        session.commit("Astra: the checkout's uncommitted changes at the session's start")
+    session.linked = _link_environments(top, folder, {Path(), project})
+    session.base = session.git("rev-parse", "HEAD").strip()
+    return session
 
 
 def _copy(source: Path, folder: Path, session_id: str, branch: str) -> SessionWorkspace:
     ignore = shutil.ignore_patterns(*NOT_COPIED, *LINKED)
     shutil.copytree(source, folder, symlinks=True, ignore=ignore)
-    linked = _link_environments(source.resolve(), folder, {Path()})
-    _git(folder, "init", "-q", "-b", branch)
-    _commit(folder, f"Astra: {source} as the session's start", linked, allow_empty=True)
-    base = _git(folder, "rev-parse", "HEAD").strip()
-    return SessionWorkspace(source, folder, "copy", session_id, folder, branch, base, linked=linked)
+    git_dir = folder.parent / "git"  # apart from the work tree: the tests cannot write it
+    _git(folder, "init", "-q", "-b", branch, "--separate-git-dir", str(git_dir))
+    session = _owned(SessionWorkspace(source, folder, "copy", session_id, folder, branch), git_dir)
+    session.linked = _link_environments(source.resolve(), folder, {Path()})
+    session.commit(f"Astra: {source} as the session's start", allow_empty=True)
+    session.base = session.git("rev-parse", "HEAD").strip()
+    return session
+
+
+def _owned(session: SessionWorkspace, git_dir: Path) -> SessionWorkspace:
+    """The session with its git dir, and its folder's `.git` as it is now, recorded."""
+    assert session.repo is not None
+    session.git_dir = git_dir.resolve()
+    session.dot_git = (session.repo / ".git").read_text("utf-8")
+    return session
 
 
 def _link_environments(user: Path, folder: Path, places: set[Path]) -> tuple[str, ...]:
@@ -223,22 +279,6 @@ def _link_environments(user: Path, folder: Path, places: set[Path]) -> tuple[str
     return tuple(linked)
 
 
-def _add_all(repo: Path, linked: tuple[str, ...]) -> None:
-    """Stage everything in repo's work tree but the links to the user's environments (a
-    venv's link is no directory to git, so a `.venv/` ignore rule does not cover it)."""
-    _git(repo, "add", "-A", "--", ".", *(f":(top,exclude){path}" for path in linked))
-
-
-def _commit(
-    repo: Path, message: str, linked: tuple[str, ...] = (), *, allow_empty: bool = False
-) -> None:
-    """Commit everything in repo's work tree, when there is anything (or allow_empty)."""
-    _add_all(repo, linked)
-    if allow_empty or _git(repo, "diff", "--cached", "--name-only"):
-        empty = ("--allow-empty",) if allow_empty else ()
-        _git(repo, *AS_ASTRA, "commit", "--no-verify", "-q", *empty, "-m", message)
-
-
 def _check_branch_name(branch: str) -> None:
     try:
         _git(Path.cwd(), "check-ref-format", "--branch", branch)
@@ -250,7 +290,7 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
     """git's stdout; a failure is a WorkspaceError carrying git's first line of complaint."""
     try:
         done = subprocess.run(
-            ["git", *args],
+            ["git", *OWNED, *args],
             cwd=cwd,
             input=stdin,
             capture_output=True,

@@ -310,3 +310,55 @@ def test_a_session_id_is_used_once(checkout: Path, data_dir: Path):
 
     with pytest.raises(WorkspaceError, match="a branch named 'astra/s1' already exists"):
         open_session_workspace(checkout, "s1", data_dir)
+
+
+# Git as a tool the program owns: the tests may write the session's folder, nothing more
+
+
+def planted(root: Path, marker: Path) -> Path:
+    """A git dir a test could plant, whose hook and fsmonitor would run `marker`'s touch."""
+    fake = root.parent / "planted.git"
+    git(root.parent, "init", "-q", "--bare", str(fake))
+    hook = fake / "hooks" / "post-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git(fake, "config", "core.fsmonitor", f"touch {marker}; false")
+    return fake
+
+
+@pytest.mark.parametrize("kind", ["worktree", "copy"])
+def test_a_git_file_swapped_by_the_tests_is_one_error_and_never_followed(
+    tmp_path: Path, data_dir: Path, kind: str
+):
+    source = (
+        repository(tmp_path / "project")
+        if kind == "worktree"
+        else plain_project(tmp_path / "plain")
+    )
+    session = open_session_workspace(source, "s1", data_dir)
+    assert session.kind == kind and session.git_dir is not None
+    assert not session.git_dir.is_relative_to(session.root)  # out of the tests' reach
+    fix(session)
+    marker = tmp_path / "ran-on-the-host"
+    (session.root / ".git").write_text(f"gitdir: {planted(session.root, marker)}\n")
+
+    with pytest.raises(WorkspaceError, match=r"\.git changed while the session ran") as error:
+        session.finish("branch")
+    assert "\n" not in str(error.value) and not marker.exists()
+
+
+def test_the_users_hooks_and_fsmonitor_never_run_for_the_session(checkout: Path, data_dir: Path):
+    marker = checkout.parent / "ran-on-the-host"
+    for hook in ("post-checkout", "pre-commit", "post-commit"):
+        path = checkout / ".git" / "hooks" / hook
+        path.write_text(f"#!/bin/sh\necho {hook} >> {marker}\n")
+        path.chmod(0o755)
+    git(checkout, "config", "core.fsmonitor", f"echo fsmonitor >> {marker}; false")
+
+    session = open_session_workspace(checkout, "s1", data_dir)
+    fix(session)
+    assert "return a + b" in (session.diff() or "")
+    session.finish("branch")
+
+    assert not marker.exists()
+    assert "astra/s1" in branches(checkout)
