@@ -25,7 +25,9 @@ StorePolicy = Literal["ask", "yes", "no"]
 
 
 def ask_terminal(question: str) -> bool:
-    """y/N on a terminal. Without one the answer is no, and stderr says so and why."""
+    """y/N on a terminal. Without one the answer is no, and stderr says so and why. The
+    question carries record and model text, so its control characters are shown, not obeyed."""
+    question = shown(question)
     if not sys.stdin.isatty():
         print(
             f"{question} no: no terminal to ask (flags answer instead: --store yes, "

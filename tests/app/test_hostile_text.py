@@ -18,6 +18,7 @@ from app.console import make_console
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.record_modal import RecordModal
 from app.dashboard.screens.store_modal import StoreModal
+from app.sessions.headless import HeadlessSupervisor
 from memory.records import MemoryRecord
 from memory.stores.protocol import open_store
 from memory.text import mask_url_passwords, shown
@@ -147,3 +148,29 @@ def test_memory_show_list_and_eval_print_hostile_records_as_data(capsys, tmp_pat
 def main_output(capsys, argv: list[str]) -> str:
     main(argv)
     return capsys.readouterr().out
+
+
+class AnsweringTerminal:
+    """stdin as a terminal that answers one line."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.answer
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+async def test_the_headless_store_prompt_shows_a_records_escapes(capsys, monkeypatch, terminal):
+    """The prompt printed the record's text raw: its ESC[2J cleared the operator's screen
+    and its OSC 52 set the clipboard, just as they were asked to say yes."""
+    if terminal:
+        monkeypatch.setattr("sys.stdin", AnsweringTerminal("n\n"))
+    supervisor = HeadlessSupervisor(approve_live_cost=False, store="ask")
+    assert await supervisor.confirm_store(StoreProposal(hostile_record(), [])) is False
+    err = capsys.readouterr().err
+    assert "Write it to memory?" in err and ESC not in err and "\x9b" not in err
+    assert shown(CLEAR) in err and shown(OSC52) in err
