@@ -1,7 +1,12 @@
 """Confinement for the project's test command, the one place the model's edits run as code.
 
 Bubblewrap (Debian's `bubblewrap`) gives the command the workspace writable, the rest of the
-filesystem read-only, a private /tmp, no network, and a PID namespace that ends with it:
+filesystem read-only, and no way to the host's sockets or IPC: a network namespace of its
+own (no network, no abstract unix sockets), an IPC namespace, and /tmp, /run and $HOME
+replaced by empty private folders, where the host's unix sockets live (a socket on a
+read-only mount still takes a connect()). What the tests need from those folders is shown
+again read-only: the interpreters, the session's folder and the user's checkout
+(`visible`). A PID namespace ends with it:
 once bwrap is killed (the process group kill in WorkspaceTools), --die-with-parent ends its
 first child, and with it every process of the namespace, `setsid` ones included.
 """
@@ -11,32 +16,51 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import site
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox"
-CONFINEMENT = "bwrap: the workspace writable, the rest read-only, no network"
+CONFINEMENT = "bwrap: the workspace writable, the rest read-only, no network, no host sockets"
 
 
 @dataclass(frozen=True)
 class Sandbox:
     bwrap: str
+    visible: tuple[Path, ...] = ()  # shown read-only even inside a private folder
 
     def wrap(self, argv: tuple[str, ...], root: Path) -> tuple[str, ...]:
         """`argv` confined: only `root` writable, run from it."""
         folder = str(root)
-        seen = [arg for path in _needed_under_tmp(argv, root) for arg in ("--ro-bind", path, path)]
+        private = _private_folders()
+        masks = [arg for path in private for arg in ("--tmpfs", str(path))]
+        wanted = _needed(argv, root) | {Path(p).resolve() for p in self.visible}
+        shown = sorted(str(p) for p in wanted if p.exists() and _inside_any(p, private))
         return (
             self.bwrap,
-            *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
-            *seen,
+            *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"),
+            *masks,
+            *[arg for path in shown for arg in ("--ro-bind", path, path)],
             *("--bind", folder, folder, "--chdir", folder),
-            *("--unshare-net", "--unshare-pid", "--die-with-parent"),
+            *("--unshare-net", "--unshare-ipc", "--unshare-pid", "--die-with-parent"),
             "--",
             *argv,
         )
+
+
+def _private_folders() -> list[Path]:
+    """Where the host's unix sockets live: replaced by empty folders inside."""
+    folders = [Path("/tmp"), Path("/run"), Path("/var/run")]
+    home = Path(os.environ.get("HOME") or "/")
+    if home.is_dir() and home != Path("/"):
+        folders.append(home.resolve())
+    return [f for f in folders if f.is_dir() and not f.is_symlink()]
+
+
+def _inside_any(path: Path, folders: list[Path]) -> bool:
+    return any(path.is_relative_to(folder) and path != folder for folder in folders)
 
 
 def start_failure(output: str) -> str | None:
@@ -46,18 +70,17 @@ def start_failure(output: str) -> str | None:
     return first if first.startswith("bwrap: execvp ") else None
 
 
-def _needed_under_tmp(argv: tuple[str, ...], root: Path) -> list[str]:
-    """What the command must still see, read-only, through its private /tmp: our own
-    interpreter's environment and the command's program's (a venv made under /tmp, or the
-    one a session's folder links to)."""
-    wanted = {Path(sys.prefix), Path(sys.base_prefix)}
+def _needed(argv: tuple[str, ...], root: Path) -> set[Path]:
+    """What the command must still see, were it in a private folder: our own interpreter's
+    environment, the user's site-packages, and the command's program's (a venv made under
+    /tmp or $HOME, or the one a session's folder links to)."""
+    wanted = {Path(sys.prefix), Path(sys.base_prefix), Path(site.getusersitepackages())}
     program = argv[0] if argv else ""
     found = root / program if os.sep in program else shutil.which(program)
     if found is not None:
         # .../bin/python: its venv, through the folder's links (not python's own link)
         wanted.add(Path(found).absolute().parent.resolve().parent)
-    tmp = Path("/tmp")
-    return sorted(str(p) for p in wanted if p.is_relative_to(tmp) and p != tmp and p.exists())
+    return {path.resolve() for path in wanted}
 
 
 @functools.cache

@@ -66,6 +66,11 @@ class SessionWorkspace:
     git_dir: Path | None = None  # the session repository's, recorded before the tests ran
     dot_git: str = ""  # what repo/.git said then: "gitdir: <git_dir>"
 
+    def shown_to_tests(self) -> tuple[Path, ...]:
+        """What the sandboxed tests must see read-only: the session's folder (links to the
+        user's venvs sit at its top) and the user's own (where those venvs lie)."""
+        return (self.repo or self.root, self.checkout or self.source.resolve())
+
     def git(self, *args: str, stdin: str | None = None) -> str:
         """git on the session's repository: its recorded git dir and work tree, whatever the
         folder's `.git` says now; WorkspaceError if that changed since."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from agent import events as ev
@@ -38,7 +39,7 @@ from agent.transport import (
 )
 from agent.turns import DEFAULT_MAX_OUTPUT_TOKENS, RequestOptions
 from agent.workspace_tools import WorkspaceTools
-from agent.worktree import Finish, WorkspaceError, open_session_workspace
+from agent.worktree import Finish, SessionWorkspace, WorkspaceError, open_session_workspace
 from app.config.settings import Settings
 from app.errors import CommandError
 from app.sessions.history import SummaryRecorder
@@ -169,7 +170,7 @@ def build_agent(
         base_env=dict(os.environ),
         test_command=command,
         test_timeout_s=options.test_timeout_s,
-        sandbox=test_sandbox(options, workspace),
+        sandbox=test_sandbox(options, workspace, home),
         log_dir=settings.data_dir / "test-output" / session_id,
     )
     return AstraAgent(
@@ -193,15 +194,18 @@ def build_agent(
     )
 
 
-def test_sandbox(options: SessionOptions, workspace: Path) -> Sandbox | None:
-    """The test command's confinement; None only with --no-sandbox, or for our own demo
-    projects where bwrap is missing. Anything else without one is refused (exit 2)."""
+def test_sandbox(
+    options: SessionOptions, workspace: Path, home: SessionWorkspace
+) -> Sandbox | None:
+    """The test command's confinement, showing it the session's folder and the user's
+    checkout; None only with --no-sandbox, or for our own demo projects where bwrap is
+    missing. Anything else without one is refused (exit 2)."""
     if options.no_sandbox:
         return None
     sandbox, why = find_sandbox()
     if sandbox is None and not runs_our_code(options, workspace):
         raise CommandError(f"{why}: the test command would run unconfined; {INSTALL_HINT}", 2)
-    return sandbox
+    return sandbox and replace(sandbox, visible=home.shown_to_tests())
 
 
 def is_demo_template(workspace: Path) -> bool:

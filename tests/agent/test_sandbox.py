@@ -4,8 +4,10 @@ run, and 50 MB of output leaves a tail in memory and the whole in the log file."
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
+import socket
 import sys
 import time
 from pathlib import Path
@@ -57,6 +59,69 @@ async def test_the_tests_reach_no_network(tmp_path):
     )
     run = await tools_running(tmp_path, script, sandbox=SANDBOX).run_tests()
     assert "unreachable: Network is unreachable" in run.output
+
+
+CONNECT = (
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "address = sys.argv[1].replace('@', '\\0', 1)  # @: an abstract name\n"
+    "try:\n    s.connect(address)\n    print('connected')\n"
+    "except OSError as e:\n    print('refused:', e.strerror)\n"
+)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("where", ["home", "abstract"])
+async def test_the_tests_reach_no_host_socket(tmp_path, where):
+    """A unix socket under $HOME (so a docker.sock under /run) and an abstract one (no
+    file at all) listen on the host; the tests' connect() reaches neither."""
+    address = (
+        str(Path.home() / f".astra-sandbox-{os.getpid()}.sock")
+        if where == "home"
+        else f"@astra-sandbox-{os.getpid()}"
+    )
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(address.replace("@", "\0", 1))
+    listener.listen()
+    try:
+        argv = (sys.executable, "-c", CONNECT, address)
+        command = TestCommand(argv, shlex.join(argv), "flag")
+        tools = WorkspaceTools(
+            tmp_path, base_env=dict(os.environ), test_command=command, sandbox=SANDBOX
+        )
+        confined = await tools.run_tests()
+        unconfined = await WorkspaceTools(
+            tmp_path, base_env=dict(os.environ), test_command=command
+        ).run_tests()
+    finally:
+        listener.close()
+        if where == "home":
+            Path(address).unlink(missing_ok=True)
+    assert "connected" in unconfined.output  # the socket is there to reach
+    assert "refused:" in confined.output and "connected" not in confined.output
+
+
+@needs_sandbox
+async def test_home_is_an_empty_private_folder_and_ipc_is_private(tmp_path):
+    secret = Path.home() / f".astra-sandbox-secret-{os.getpid()}"
+    secret.write_text("the user's")
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = 0x0A57A000 + os.getpid() % 4096
+    segment = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+    assert segment >= 0, os.strerror(ctypes.get_errno())
+    script = (
+        "import pathlib, sys\n"
+        f"print('home shows secret:', pathlib.Path({str(secret)!r}).exists())\n"
+        "rows = pathlib.Path('/proc/sysvipc/shm').read_text().splitlines()\n"
+        f"print('ipc shows segment:', any(row.split()[:1] == ['{key}'] for row in rows))\n"
+    )
+    try:
+        run = await tools_running(tmp_path, script, sandbox=SANDBOX).run_tests()
+    finally:
+        secret.unlink()
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    assert "home shows secret: False" in run.output
+    assert "ipc shows segment: False" in run.output
 
 
 @needs_sandbox

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from agent.preflight import Check, run_preflight
-from agent.worktree import WorkspaceError, open_session_workspace
+from agent.sandbox import Sandbox, find_sandbox
+from agent.worktree import SessionWorkspace, WorkspaceError, open_session_workspace
 from app.config.settings import Settings
 from app.errors import CommandError
 from app.sessions.builder import is_demo_template, price_override
@@ -41,8 +43,12 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
             )
         except WorkspaceError as exc:
             raise CommandError(f"cannot make the session's workspace: {exc}", 2) from exc
+    sandbox = None
+    if home is not None and not options.no_sandbox:
+        found = (await asyncio.to_thread(find_sandbox))[0]
+        sandbox = found and replace(found, visible=home.shown_to_tests())
     try:
-        checks = await _checks(options, settings, workspace, home.root if home else None)
+        checks = await _checks(options, settings, workspace, home, sandbox)
     finally:
         if home is not None and home.kind != "in-place":
             await asyncio.to_thread(home.discard)
@@ -52,7 +58,11 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _checks(
-    options: SessionOptions, settings: Settings, workspace: Path | None, run_in: Path | None
+    options: SessionOptions,
+    settings: Settings,
+    workspace: Path | None,
+    home: SessionWorkspace | None,
+    sandbox: Sandbox | None,
 ) -> list[Check]:
     return await run_preflight(
         memory_url=options.memory or settings.memory_url,
@@ -61,7 +71,8 @@ async def _checks(
         workspace=workspace,
         test_cmd=options.test_cmd,
         test_timeout_s=options.test_timeout_s,
-        run_in=run_in,
+        run_in=home.root if home else None,
+        sandbox=sandbox,
         allow_dirty=options.allow_dirty,
         live=options.live,
         model=options.model or settings.astra_model,
