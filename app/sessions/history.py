@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
@@ -146,8 +147,9 @@ def write_summary(path: Path, entry: SessionEntry) -> None:
         raise
 
 
-def load_history(data_dir: Path) -> list[SessionEntry]:
-    """Every session that left a summary, a transcript or a ledger line; newest first."""
+def load_history(data_dir: Path, unreadable: list[str] | None = None) -> list[SessionEntry]:
+    """Every session that left a summary, a transcript or a ledger line; newest first. A
+    summary that cannot be read is skipped, and "PATH: why" added to `unreadable`."""
     transcripts = data_dir / "transcripts"
     entries: dict[str, SessionEntry] = {}
     for row in _read_ledger(data_dir / "ledger.jsonl"):
@@ -165,7 +167,10 @@ def load_history(data_dir: Path) -> list[SessionEntry]:
                 _fill_from_transcript(entry, path)
         for path in sorted(transcripts.glob(f"*{SUMMARY_SUFFIX}")):
             summary = _read_summary(path)
-            if summary is not None:
+            if isinstance(summary, str):
+                if unreadable is not None:
+                    unreadable.append(f"{path}: {summary}")
+            else:
                 ledger = entries.get(summary.session_id)
                 if ledger is not None and ledger.cost_usd:  # the ledger is the bill
                     summary.cost_usd = ledger.cost_usd
@@ -174,38 +179,90 @@ def load_history(data_dir: Path) -> list[SessionEntry]:
 
 
 def _read_ledger(path: Path) -> Iterable[dict[str, Any]]:
+    """The ledger lines that count (`ledger` warns of the others)."""
     if not path.exists():
         return
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_bytes().split(b"\n"):
         try:
             row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a torn last line
-        if isinstance(row, dict):
-            yield row
+        except (ValueError, RecursionError):  # a torn last line, bytes that are not UTF-8
+            continue
+        counted = isinstance(row, dict) and _amount(row.get("cost_usd", 0))
+        if counted and isinstance(row.get("session_id", "?"), str):
+            yield {k: v for k, v in row.items() if k not in ("at", "model") or _text(v)}
 
 
 def _fill_from_transcript(entry: SessionEntry, path: Path) -> None:
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Turns, start and model from a transcript; one that cannot be read adds nothing."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError):  # not UTF-8
+        return
     entry.turns = entry.turns or len(lines)
     try:
         first = json.loads(lines[0]) if lines else {}
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nested too deep
         return
-    if isinstance(first, dict):
-        entry.started_at = entry.started_at or first.get("at")
-        request = first.get("request")
-        if isinstance(request, dict):
-            entry.model = entry.model or request.get("model")
+    if isinstance(first, dict) and _text(first.get("at")):
+        entry.started_at = entry.started_at or first["at"]
+    request = first.get("request") if isinstance(first, dict) else None
+    if isinstance(request, dict) and _text(request.get("model")):
+        entry.model = entry.model or request["model"]
 
 
-def _read_summary(path: Path) -> SessionEntry | None:
+def _text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _amount(value: object) -> bool:
+    """A finite number, 0 or more: a count, a cost or seconds JSON can print again."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _ids(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+# What each field of a summary must hold (None allowed where the entry allows it).
+_SUMMARY_FIELDS: dict[str, Callable[[object], bool]] = {
+    "session_id": lambda value: isinstance(value, str) and bool(value),
+    "exit_code": lambda value: value is None or type(value) is int,
+    "cost_usd": _amount,
+    "delivered_memory_ids": _ids,
+    "stored_memory_ids": _ids,
+    **dict.fromkeys(("turns", "tool_calls", "seconds_to_green"), lambda v: v is None or _amount(v)),
+    **dict.fromkeys(
+        ("started_at", "workspace", "model", "mode", "status", "transcript"),
+        lambda value: value is None or _text(value),
+    ),
+}
+
+
+def _read_summary(path: Path) -> SessionEntry | str:
+    """The summary's entry, or why it cannot be used (the session is then left to the
+    ledger and its transcript): not UTF-8 JSON, not an object, or a field of the wrong kind,
+    such as a cost of "lots" or seconds of Infinity, which JSON output could not hold."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        known = {name for name in SessionEntry.__dataclass_fields__ if name != "summarised"}
-        return SessionEntry(**{k: v for k, v in data.items() if k in known}, summarised=True)
-    except (OSError, ValueError, TypeError):
-        return None  # a summary that cannot be read leaves the session to the ledger
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, 5,000 digits
+        return "not UTF-8 JSON"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    data = {key: value for key, value in data.items() if key in _SUMMARY_FIELDS}
+    if "session_id" not in data:
+        return "no session_id"
+    for key, value in data.items():
+        if not _SUMMARY_FIELDS[key](value):
+            text = repr(value)
+            return f"bad {key}: {text if len(text) <= 40 else text[:37] + '...'}"
+    return SessionEntry(**data, summarised=True)
 
 
 def find_session(entries: list[SessionEntry], wanted: str) -> SessionEntry:

@@ -234,3 +234,53 @@ def test_sessions_list_counts_in_the_singular_and_show_says_why_there_is_no_tran
     assert "transcript     none (only live sessions are recorded)" in shown.splitlines()
     [entry] = load_history(data_dir)
     assert "transcript: none (only live sessions are recorded)" in detail(entry)
+
+
+def _refuse_constant(name: str) -> None:
+    raise AssertionError(f"not JSON: {name}")
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"[1, 2]", "not a JSON object"),
+        (b"\xff\xfe", "not UTF-8 JSON"),
+        (b'{"session_id": "bad", "cost_usd": "lots"}', "bad cost_usd: 'lots'"),
+        (b'{"session_id": "bad", "seconds_to_green": Infinity}', "bad seconds_to_green: inf"),
+        (b'{"session_id": "bad", "seconds_to_green": 1e999}', "bad seconds_to_green: inf"),
+        (b'{"session_id": "bad", "turns": NaN}', "bad turns: nan"),
+        (b'{"session_id": "bad", "started_at": 7}', "bad started_at: 7"),
+    ],
+)
+@pytest.mark.parametrize(
+    "argv", [["sessions", "list"], ["sessions", "list", "--json"], ["report"], ["report", "--json"]]
+)
+def test_a_summary_that_cannot_be_read_is_skipped_with_one_warning(
+    capsys, data_dir, content, why, argv
+):
+    """It was a traceback ('list' has no .items(), a cost of "lots" formatted as money), or
+    JSON output with Infinity in it, which no JSON reader takes."""
+    _summary(data_dir, "good", matched=False, turns=1)
+    bad = summary_path(data_dir / "transcripts", "bad")
+    bad.write_bytes(content)
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert err == f"astra-memory: warning: skipped the session summary {bad}: {why}\n"
+    if "--json" in argv:
+        json.loads(out, parse_constant=_refuse_constant)
+    if argv[0] == "sessions":
+        assert "good" in out and "bad" not in out
+
+
+def test_a_transcript_or_ledger_line_that_cannot_be_read_adds_nothing(capsys, data_dir):
+    (data_dir / "transcripts").mkdir(parents=True)
+    (data_dir / "transcripts" / "binary.jsonl").write_bytes(b"\xff\xfe\n")
+    (data_dir / "transcripts" / "deep.jsonl").write_text("[" * 100_000 + "\n")
+    (data_dir / "ledger.jsonl").write_bytes(
+        b'{"session_id": "old", "cost_usd": "lots"}\n{"session_id": "old", "cost_usd": 0.5, '
+        b'"at": 7}\n\xff\n'
+    )
+    assert main(["sessions", "list", "--json"]) == 0
+    listed = {entry["session_id"]: entry for entry in json.loads(capsys.readouterr().out)}
+    assert set(listed) == {"binary", "deep", "old"}
+    assert (listed["old"]["cost_usd"], listed["old"]["started_at"]) == (0.5, None)

@@ -5,21 +5,21 @@ deliveries ended green. Too few sessions on a side, and it says so instead of co
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 
 from rich.markup import escape
 
+from app.cli.commands.sessions import read_history
 from app.config.settings import Settings
 from app.console import make_console
-from app.sessions.history import load_history, memory_effect
+from app.sessions.history import memory_effect
 from memory.stores.protocol import open_store
 
 console = make_console()
 
 
 async def report(args: argparse.Namespace, settings: Settings) -> int:
-    effect = memory_effect(await asyncio.to_thread(load_history, settings.data_dir))
+    effect = memory_effect(await read_history(settings))
     store = open_store(args.memory or settings.memory_url)
     try:
         records = await store.list_records()

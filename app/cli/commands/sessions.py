@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 
 from rich.markup import escape
 
@@ -13,12 +14,13 @@ from app.config.settings import Settings
 from app.console import make_console
 from app.sessions.history import SessionEntry, find_session, load_history
 from app.text_fit import counted
+from memory.text import shown
 
 console = make_console()
 
 
 async def sessions(args: argparse.Namespace, settings: Settings) -> int:
-    entries = await asyncio.to_thread(load_history, settings.data_dir)
+    entries = await read_history(settings)
     if args.action == "show":
         entry = find_session(entries, args.session_id)
         if args.json:
@@ -35,6 +37,17 @@ async def sessions(args: argparse.Namespace, settings: Settings) -> int:
     for entry in entries:
         console.print(list_line(entry), no_wrap=True, overflow="ellipsis")
     return 0
+
+
+async def read_history(settings: Settings) -> list[SessionEntry]:
+    """The sessions, with one warning line on stderr for each summary skipped."""
+    unreadable: list[str] = []
+    entries = await asyncio.to_thread(load_history, settings.data_dir, unreadable)
+    for problem in unreadable:
+        print(
+            f"astra-memory: warning: skipped the session summary {shown(problem)}", file=sys.stderr
+        )
+    return entries
 
 
 def when(entry: SessionEntry) -> str:
