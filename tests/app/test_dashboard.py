@@ -455,6 +455,7 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
         await wait_for_screen(pilot, MemoryBrowserScreen)
         browser = app.screen
         await wait_for(pilot, lambda: len(browser.records) == 2)
+        browser.query_one(DataTable).focus()  # from the table, `/` goes to the search
         await pilot.press("slash", *"origins split")
         await wait_for(pilot, lambda: browser.query_text == "origins split")
         await pilot.pause(0.2)

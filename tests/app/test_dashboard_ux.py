@@ -3,13 +3,17 @@ sessions, the browser's keys, export and wording (Pilot, headless)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import pytest
+from textual.events import Key
 from textual.widgets import DataTable, Footer, Input
 from textual.widgets._toast import Toast
 
 from agent import events as ev
 from agent.supervisor import CostQuote
+from app.dashboard.app import build_app
 from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.cost_modal import quote_text
 from app.dashboard.screens.dashboard import DashboardScreen
@@ -18,6 +22,7 @@ from app.dashboard.screens.help_screen import HelpScreen
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.record_modal import RecordModal
 from app.dashboard.screens.summary_modal import SummaryModal
+from app.sessions.options import SessionOptions
 from memory.retrieval.explain import COMPACT_WIDTH
 from memory.service import MemoryService
 from memory.stores.protocol import open_store
@@ -25,6 +30,7 @@ from tests.agent.responses_server import ResponsesServer, response_body
 from tests.app.pilot_helpers import (
     REHEARSAL,
     SIZE,
+    SlowModel,
     drawn,
     idle_app,
     on_screen,
@@ -313,16 +319,47 @@ async def test_browser_fix_column_takes_the_width_left(settings, url):
     assert widths["fix"] >= 40 and 115 <= total <= 120  # was 24 of 120
 
 
-async def test_browser_typing_starts_a_search_without_losing_a_key(settings, url):
+async def test_browser_typing_in_the_table_starts_a_search_without_losing_a_key(settings, url):
     await seed(url, FIXES)
     app = idle_app(settings, url)
     async with app.run_test(size=SIZE) as pilot:
         browser = await _browser(pilot, app)
-        assert isinstance(app.focused, DataTable)
+        browser.query_one(DataTable).focus()
+        await pilot.pause()
         await pilot.press(*"origins")  # no `/` first
         search = browser.query_one("#search", Input)
         await wait_for(pilot, lambda: browser.query_text == "origins")
     assert search.value == "origins"
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])  # loop turns between two keys
+async def test_a_first_search_typed_fast_keeps_every_key(settings, url, monkeypatch, turns):
+    """Typed while the model loaded, "origin whitespace" searched only "origi": the keys
+    already on their way to the table when the first one moved the focus were dropped."""
+    await seed(url, FIXES)
+    model = SlowModel()
+    monkeypatch.setattr("app.sessions.backend.ProcessEmbedder", lambda *_args, **_kwargs: model)
+    searched = []
+    find = MemoryService.find
+
+    async def recorded(self, query, **kwargs):
+        searched.append(query)
+        return await find(self, query, **kwargs)
+
+    monkeypatch.setattr(MemoryService, "find", recorded)
+    app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        for key in "origin whitespace":  # as fast as a terminal hands them over
+            app.post_message(Key("space" if key == " " else key, key))
+            for _ in range(turns):
+                await asyncio.sleep(0)
+        await pilot.pause(0.5)
+        model.allowed.set()
+        await wait_for(pilot, lambda: searched and not searching(app))
+        value = browser.query_one("#search", Input).value
+    assert value == "origin whitespace" and searched[-1] == "origin whitespace"
 
 
 async def test_browser_typing_words_in_the_table_only_searches(settings, url):

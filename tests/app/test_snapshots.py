@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 from textual.screen import Screen
+from textual.widgets import Input
 
 import app.dashboard.app as tui_module
 from agent import events as ev
@@ -230,6 +231,7 @@ def test_snapshot_memory_browser(snap_compare, size, settings, tmp_path, monkeyp
     async def loaded(pilot) -> None:
         await wait_for_screen(pilot, MemoryBrowserScreen)
         await wait_for(pilot, lambda: len(pilot.app.screen.records) == 2)
+        pilot.app.screen.query_one("#search", Input).cursor_blink = False  # it has the focus
         await pilot.pause()
 
     asyncio.run(fill())

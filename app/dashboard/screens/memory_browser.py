@@ -83,17 +83,19 @@ def _data(text: str) -> Text:
 
 
 class MemoryBrowserScreen(Screen):
+    AUTO_FOCUS = "#search"  # typed at once, a first search sends no key the table's way
     BINDINGS: ClassVar[list[BindingType]] = [
+        # Ahead of the search box's own ctrl+e, delete and ctrl+u (end, delete right, delete
+        # left), which took them there and hid them from the footer; end, ctrl+d, backspace
+        # still edit the search. First, in the search box's order: the footer then lists
+        # them alike wherever the focus is. ctrl+u: `memory unstale`.
+        Binding("ctrl+e", "export", "Export", id="browser.export", priority=True),
+        Binding("delete", "delete", "Delete", id="browser.delete", priority=True),
+        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale", priority=True),
         Binding("escape", "close", "Back", id="browser.back"),
         Binding("slash", "focus_search", "Search", id="browser.search", show=False),
         # Every other printable key types into the search (`on_key`): a word typed with
         # the table focused never deletes or changes a record, so no action has a letter.
-        # Ahead of the search box's own delete, ctrl+e and ctrl+u (delete right, end, delete
-        # left), which took them there and hid them from the footer; ctrl+d, end, backspace
-        # still edit the search. ctrl+u: `memory unstale`.
-        Binding("delete", "delete", "Delete", id="browser.delete", priority=True),
-        Binding("ctrl+e", "export", "Export", id="browser.export", priority=True),
-        Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale", priority=True),
         Binding("ctrl+r", "reload", "Reload", id="browser.reload", show=False),
         # From the search box (the table takes its own arrows): the highlight moves, and
         # typing goes on; `enter` there opens the highlighted match (`search_submitted`).
@@ -183,10 +185,8 @@ class MemoryBrowserScreen(Screen):
         self.load(self.query_text)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
         self.show_title()
         self.load()
-        table.focus()
 
     @on(Input.Changed, "#search")
     def search_changed(self, event: Input.Changed) -> None:
@@ -319,20 +319,21 @@ class MemoryBrowserScreen(Screen):
 
     def on_key(self, event: events.Key) -> None:
         """Every printable key but `/`, typed anywhere but the search box or the open scope
-        list, goes into the search: no key is lost, and no letter acts on a record."""
+        list, goes into the search: no key is lost, and no letter acts on a record. (The
+        search box takes its own keys: one that still comes here with it focused was on its
+        way to the table when the focus moved.)"""
         search = self.query_one("#search", Input)
         picker = self.query_one("#scope", Select)
         if (
             not event.is_printable
             or event.character is None
             or event.key == "slash"
-            or isinstance(self.focused, Input)
             or picker.expanded
         ):
             return
         event.stop()
         event.prevent_default()
-        search.focus()
+        self.set_focus(search)
         search.insert_text_at_cursor(event.character)
 
     @on(DataTable.RowHighlighted, "#records")
