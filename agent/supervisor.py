@@ -60,10 +60,12 @@ class StoreProposal:
 
 @dataclass(frozen=True)
 class EditProposal:
-    """One apply_edit as the operator sees it before it lands."""
+    """One apply_edit as the operator sees it before it lands; or, `by_tests`, a file the
+    project's tests wrote, which leaves the session only if the operator approves it."""
 
     path: str
     diff: str
+    by_tests: bool = False
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,7 @@ class WorkspaceTools:
             paths = [str(self.root / "src"), self._env.get("PYTHONPATH", "")]
             self._env["PYTHONPATH"] = os.pathsep.join(path for path in paths if path)
         self._originals: dict[str, str] = {}
+        self.approved: dict[str, str] = {}  # relative path -> its text after the last edit
         self._offered: tuple[frozenset[tuple[str, int, int, int, int]], TestRun] | None = None
 
     @property
@@ -203,6 +204,7 @@ class WorkspaceTools:
             raise ToolError(f"cannot write {path}: {error.strerror or error}") from error
         relative = target.relative_to(self.root).as_posix()
         self._originals.setdefault(relative, before)
+        self.approved[relative] = after
         return f"Edited {relative}.\n{unified_diff(relative, before, after)}"
 
     def _edited(self, path: str, old_text: str, new_text: str) -> tuple[Path, str, str]:

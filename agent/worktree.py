@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -98,6 +99,39 @@ class SessionWorkspace:
         return self.git(
             "diff", "--cached", "--no-ext-diff", "--no-textconv", *binary_flag, self.base
         )
+
+    def unapproved(self, approved: Mapping[str, str]) -> dict[str, str]:
+        """Each file changed since the start that no approved edit wrote as it is now
+        (`approved`: path under root -> text), with its diff: what the tests wrote. Caches
+        (`__pycache__`, `.pytest_cache`, ...) are not in it: `leave_out` drops them anyway."""
+        if self.repo is None or self.base is None:
+            return {}
+        self._add_all()
+        project = self.root.relative_to(self.repo)
+        found = {}
+        for name in self.git("diff", "--cached", "--name-only", "-z", self.base).split("\0"):
+            path = Path(name)
+            if not name or _is_cache(path):
+                continue
+            mine = path.relative_to(project).as_posix() if path.is_relative_to(project) else None
+            current = self.repo / path
+            text = current.read_text("utf-8", "replace") if current.is_file() else None
+            if mine is None or approved.get(mine) != text:
+                found[name] = self.git("diff", "--cached", "--no-ext-diff", self.base, "--", name)
+        return found
+
+    def leave_out(self, paths: Iterable[str] = ()) -> None:
+        """Put `paths` (relative to repo) and every cache back as they were at the start."""
+        if self.repo is None or self.base is None:
+            return
+        self._add_all()
+        changed = self.git("diff", "--cached", "--name-only", "-z", self.base).split("\0")
+        for name in {*paths, *(n for n in changed if n and _is_cache(Path(n)))}:
+            try:
+                self.git("restore", "--source", self.base, "--staged", "--worktree", "--", name)
+            except WorkspaceError:  # not in the start: the tests made it
+                self.git("rm", "-q", "--cached", "--", name)
+                (self.repo / name).unlink(missing_ok=True)
 
     def _add_all(self) -> None:
         """Stage everything in the work tree but the links to the user's environments (a
@@ -260,6 +294,10 @@ def _copy(source: Path, folder: Path, session_id: str, branch: str) -> SessionWo
     session.commit(f"Astra: {source} as the session's start", allow_empty=True)
     session.base = session.git("rev-parse", "HEAD").strip()
     return session
+
+
+def _is_cache(path: Path) -> bool:
+    return any(part in NOT_COPIED for part in path.parts) or path.suffix == ".pyc"
 
 
 def _owned(session: SessionWorkspace, git_dir: Path) -> SessionWorkspace:

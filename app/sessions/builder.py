@@ -29,7 +29,7 @@ from agent.loop import AstraAgent
 from agent.preflight import run_preflight
 from agent.project_tests import TestCommandError, resolve_test_command
 from agent.sandbox import INSTALL_HINT, Sandbox, find_sandbox
-from agent.supervisor import Supervisor
+from agent.supervisor import EditProposal, Supervisor
 from agent.transport import (
     HttpResponsesTransport,
     RecordingTransport,
@@ -261,11 +261,39 @@ def finish_choice(report: ev.SessionReport, on_success: Finish) -> Finish:
 
 
 async def finish(agent: AstraAgent, choice: Finish) -> str | None:
-    """Apply, keep or discard the session's changes; the line saying what happened (None
-    in place). A diff that no longer applies is kept on the branch, and said so."""
+    """Apply, keep or discard the session's changes, what the tests wrote only if approved;
+    the line saying what happened (None in place). A diff that no longer applies is kept on
+    the branch, and said so."""
     if agent.workspace is None:
         return None
     try:
-        return await asyncio.to_thread(agent.workspace.finish, choice)
+        written = "" if choice == "discard" else await only_approved(agent)
+        return written + await asyncio.to_thread(agent.workspace.finish, choice)
     except WorkspaceError as exc:
         return str(exc)
+
+
+async def only_approved(agent: AstraAgent) -> str:
+    """Leave out each file the tests wrote (no approved edit did) unless the operator
+    approves it, as an edit is approved (`--edits auto` approves them, and says so); the
+    start of the finish line, saying what became of them."""
+    workspace = agent.workspace
+    assert workspace is not None
+    written = await asyncio.to_thread(workspace.unapproved, agent.tools.approved)
+    auto = agent.session.edits == "auto"
+    kept = list(written) if auto else []
+    for path, diff in {} if auto else written.items():
+        decision = await agent.supervisor.approve_edit(EditProposal(path, diff, by_tests=True))
+        if decision.approved:
+            kept.append(path)
+    left = [path for path in written if path not in kept]
+    await asyncio.to_thread(workspace.leave_out, left)
+    said = []
+    if kept:
+        why = "--edits auto approves them" if auto else "approved"
+        said.append(f"kept {len(kept)} file(s) the tests wrote ({why}): {', '.join(kept)}")
+    if left:
+        said.append(
+            f"left out {len(left)} file(s) the tests wrote, not approved: {', '.join(left)}"
+        )
+    return "".join(f"{line}; " for line in said)

@@ -62,3 +62,12 @@ async def test_a_long_diff_line_is_drawn_whole_at_80_columns():
         await pilot.pause()
         text = " ".join(drawn(app.screen.query_one("#edit-diff-text")))
     assert "value.strip()]" in text and "# ENDS HERE" in text
+
+
+async def test_a_file_the_tests_wrote_is_asked_about_as_such():
+    app = App(css_path=Path(app_module.__file__).parent / "app.tcss")
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(EditModal(EditProposal("planted.py", "+import os\n", by_tests=True)))
+        await pilot.pause()
+        title = " ".join(drawn(app.screen.query_one(".dialog-title")))
+    assert "The tests wrote planted.py" in title and "keep it?" in title

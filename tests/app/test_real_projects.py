@@ -14,7 +14,7 @@ from agent.project_tests import resolve_test_command
 from agent.supervisor import EditDecision
 from app.cli.main import main
 from app.config.settings import Settings
-from app.sessions.builder import build_agent
+from app.sessions.builder import build_agent, finish
 from app.sessions.headless import HeadlessSupervisor
 from app.sessions.options import SessionOptions
 from memory.stores.protocol import open_store
@@ -303,3 +303,54 @@ async def test_a_src_layout_project_imports_the_session_s_sources(tmp_path, data
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": "/elsewhere"}
     run = await WorkspaceTools(root, base_env=env, test_command=command).run_tests()
     assert run.output.strip() == str(root.resolve() / "src" / "pkg" / "__init__.py")
+
+
+WRITES_TOO = CHECK.replace(
+    "#!/bin/sh\n",
+    "#!/bin/sh\necho 'import os' > planted.py\n"
+    "mkdir -p __pycache__ && echo x > __pycache__/c.pyc\n",
+)
+
+
+@pytest.mark.parametrize(("edits", "kept"), [("ask", False), ("ask", True), ("auto", True)])
+async def test_what_the_tests_wrote_leaves_the_session_only_if_approved(
+    tmp_path, project, data_dir, edits, kept
+):
+    """The tests write planted.py (and a cache): only the model's approved edit is applied
+    to the checkout, unless the operator (or --edits auto) approves the tests' file too."""
+    (project / "check.sh").write_text(WRITES_TOO)
+    git(project, "commit", "-qam", "tests that write")
+    asked = []
+
+    def decide(proposal):
+        asked.append(proposal)
+        return EditDecision(kept if proposal.by_tests else True)
+
+    store = open_store(f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+    agent = build_agent(
+        Settings.from_environment(),
+        SessionOptions(replay=fixing(tmp_path, project), edits=edits, no_sandbox=True),
+        workspace=project,
+        store=store,
+        supervisor=HeadlessSupervisor(approve_live_cost=False, store="yes", ask_edit=decide),
+        emit=lambda event: None,
+        session_id=f"tests-wrote-{edits}-{kept}",
+        embedder=HashEmbedder(),
+        operator_present=True,
+    )
+    report = await agent.run("fix it")
+    await store.close()
+    line = await finish(agent, "apply")
+
+    assert report.exit_code == 0 and "$1 + $2" in (project / "calc.sh").read_text()
+    assert (project / "planted.py").exists() is kept
+    assert not (project / "__pycache__").exists()  # a cache is never asked about, never kept
+    by_tests = [proposal.path for proposal in asked if proposal.by_tests]
+    assert by_tests == ([] if edits == "auto" else ["planted.py"])
+    said = "(--edits auto approves them)" if edits == "auto" else "(approved)"
+    expected = (
+        f"kept 1 file(s) the tests wrote {said}: planted.py"
+        if kept
+        else ("left out 1 file(s) the tests wrote, not approved: planted.py")
+    )
+    assert line is not None and line.startswith(expected)

@@ -34,7 +34,10 @@ class EditModal(ModalScreen[tuple[bool, str]]):
         from rich.syntax import Syntax  # pygments: 10 ms of every launch, were it imported
 
         with Vertical(classes="dialog wide"):
-            yield Label(f"Apply this edit to {self.proposal.path}?", classes="dialog-title")
+            title = f"Apply this edit to {self.proposal.path}?"
+            if self.proposal.by_tests:
+                title = f"The tests wrote {self.proposal.path}, no approved edit: keep it?"
+            yield Label(title, classes="dialog-title")
             with VerticalScroll(id="edit-diff"):
                 # long lines wrap: a change cut at the modal's edge cannot be judged
                 diff = Syntax(self.proposal.diff or "(no change)", "diff", word_wrap=True)
