@@ -3,13 +3,21 @@ stores (Pilot, headless)."""
 
 from __future__ import annotations
 
-from textual.widgets import Input, Select
+from textual.widgets import DataTable, Input, Select
 from textual.widgets._select import SelectCurrent, SelectOverlay
 
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from memory.service import MemoryService
 from memory.stores.protocol import open_store
-from tests.app.pilot_helpers import SIZE, idle_app, on_screen, seed, wait_for, wait_for_screen
+from tests.app.pilot_helpers import (
+    SIZE,
+    drawn,
+    idle_app,
+    on_screen,
+    seed,
+    wait_for,
+    wait_for_screen,
+)
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 
 TUI = [
@@ -107,6 +115,27 @@ async def test_a_long_scope_keeps_one_line_in_the_picker_and_its_list(settings, 
         shown = "demo-2…195012-d0ab6d"  # its kind, its date's end, its time, its tail
         assert len(label) == 1 and shown in label[0], (size, label)
         assert len(listed) == 3 and shown in listed[0], (size, listed)  # and tui, all scopes
+
+
+async def test_two_scopes_of_one_prefix_stay_apart_at_80_columns(settings, url):
+    """Both demo runs' records read `demo-20…` in the scope column."""
+    scopes = ("demo-20261203-124050-0b0ef7", "demo-20261203-124050-1c1ef8")  # `demo` names
+    ids = [await seed_demo(url, scope) for scope in scopes]
+    app = idle_app(settings, url)  # scope tui is empty: every scope is listed
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        picker = browser.query_one("#scope", Select)
+        await wait_for(pilot, lambda: set(browser.records) == set(ids) and picker._options)
+        table = browser.query_one(DataTable)
+        cells = [table.get_cell(memory_id, "scope").plain for memory_id in ids]
+        rows = " ".join(drawn(table))
+        picker.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        listed = written(on_screen(picker.query_one(SelectOverlay)))
+    assert cells == ["de…b0ef7", "de…c1ef8"] and all(cell in rows for cell in cells), cells
+    assert "…124050-0b0ef7" in listed[0] and "…124050-1c1ef8" in listed[1], listed
 
 
 def written(lines: list[str]) -> list[str]:

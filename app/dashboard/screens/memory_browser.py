@@ -293,7 +293,7 @@ class MemoryBrowserScreen(Screen):
                 ),
                 "files": _data(clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
-                "scope": _data(clip(record.scope, 8)),
+                "scope": _data(clip_middle(record.scope, 8)),  # demo scopes differ at the end
                 "dlv": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended
