@@ -76,6 +76,12 @@ def received_strong_match(entry: SessionEntry) -> bool:
     return entry.matches_delivered > 0
 
 
+def never_searched(entry: SessionEntry) -> bool:
+    """Declined, or stopped by the budget before its first request: it never searched
+    memory, so the report's comparison leaves it out of both sides."""
+    return entry.status in ("declined", "budget") and entry.turns == 0
+
+
 def summary_path(transcripts: Path, session_id: str) -> Path:
     return transcripts / f"{session_id}{SUMMARY_SUFFIX}"
 
@@ -302,15 +308,21 @@ class Effect:
     without_match: Side
     left_out: int  # rehearsals and sessions without a summary
     enough: bool
+    never_searched: int  # live sessions left out too: see `never_searched`
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self) | {"min_per_side": MIN_PER_SIDE}
 
     def lines(self) -> list[str]:
+        left = [f"{self.left_out} rehearsed or unsummarised left out"] if self.left_out else []
+        if self.never_searched:
+            left.append(
+                f"{self.never_searched} left out that never searched memory: declined, or "
+                "stopped by the budget before a request"
+            )
         counts = (
             f"{self.with_match.sessions} live sessions received a match, "
-            f"{self.without_match.sessions} did not"
-            + (f" ({self.left_out} rehearsed or unsummarised left out)" if self.left_out else "")
+            f"{self.without_match.sessions} did not" + (f" ({'; '.join(left)})" if left else "")
         )
         if not self.enough:
             return [counts + f": too few to compare (at least {MIN_PER_SIDE} a side are needed)."]
@@ -333,10 +345,17 @@ def side_line(name: str, side: Side) -> str:
 
 def memory_effect(entries: list[SessionEntry]) -> Effect:
     live = [e for e in entries if e.summarised and e.mode == "live"]
-    with_match = [e for e in live if received_strong_match(e)]
-    without = [e for e in live if not received_strong_match(e)]
+    compared = [e for e in live if not never_searched(e)]
+    with_match = [e for e in compared if received_strong_match(e)]
+    without = [e for e in compared if not received_strong_match(e)]
     enough = min(len(with_match), len(without)) >= MIN_PER_SIDE
-    return Effect(_side(with_match), _side(without), len(entries) - len(live), enough)
+    return Effect(
+        _side(with_match),
+        _side(without),
+        len(entries) - len(live),
+        enough,
+        never_searched=len(live) - len(compared),
+    )
 
 
 def _side(entries: list[SessionEntry]) -> Side:

@@ -99,14 +99,22 @@ def test_a_live_session_is_listed_and_its_transcript_replays_to_the_same_session
     ]
 
 
-def _summary(data_dir: Path, name: str, *, matched: bool, turns: int, green: bool = True):
+def _summary(
+    data_dir: Path,
+    name: str,
+    *,
+    matched: bool,
+    turns: int,
+    green: bool = True,
+    status: str = "completed",
+):
     entry = SessionEntry(
         session_id=name,
         started_at=f"2026-01-01T00:00:{turns:02d}+00:00",
         workspace="/w",
         model="gpt-6-astra",
         mode="live",
-        status="completed",
+        status=status,
         exit_code=0 if green else 1,
         turns=turns,
         tool_calls=turns * 2,
@@ -148,6 +156,25 @@ def test_enough_sessions_are_compared_by_their_medians(data_dir):
     lines = effect.lines()
     assert lines[1].startswith("with a match: green 5/5, median turns 3.0, tool calls 6.0")
     assert lines[2].startswith("without: green 4/5, median turns 8.0")
+
+
+def test_sessions_that_never_searched_memory_are_on_neither_side(capsys, data_dir):
+    """A declined session, or one the budget stopped before its first request, counted as
+    one that "did not receive a match"; it never searched."""
+    for number in range(MIN_PER_SIDE):
+        _summary(data_dir, f"with-{number}", matched=True, turns=3)
+        _summary(data_dir, f"without-{number}", matched=False, turns=6)
+    _summary(data_dir, "declined", matched=False, turns=0, green=False, status="declined")
+    _summary(data_dir, "over-budget", matched=False, turns=0, green=False, status="budget")
+    _summary(data_dir, "budget-later", matched=False, turns=4, green=False, status="budget")
+    assert main(["report"]) == 0
+    out = capsys.readouterr().out
+    assert main(["report", "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    assert "5 live sessions received a match, 6 did not (2 left out that never searched" in out
+    assert "without: green 5/6" in out  # the one stopped after 4 turns still counts
+    assert (sessions["never_searched"], sessions["left_out"]) == (2, 0)
+    assert sessions["without_match"]["sessions"] == 6 and sessions["enough"] is True
 
 
 def test_sessions_known_only_to_the_ledger_and_a_transcript_are_listed(data_dir):

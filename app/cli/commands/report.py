@@ -1,6 +1,7 @@
 """`astra-memory report`: memory's effect. Live sessions that received a match against those
-that did not (turns, tool calls, cost, time to green), and how often each record's
-deliveries ended green. Too few sessions on a side, and it says so instead of comparing."""
+that did not (turns, tool calls, cost, time to green; one that never searched memory is in
+neither), and how often each record's deliveries ended green. Too few sessions on a side,
+and it says so instead of comparing."""
 
 from __future__ import annotations
 
