@@ -11,11 +11,17 @@ transcripts and logs.
 Flagging does not change the text; it marks the record so the operator sees it when
 confirming and the model sees it as suspect data when the record comes back. It runs on a
 normalised copy (NFKC, zero-width characters removed, look-alike letters folded), so
-invisible characters and homoglyphs do not hide a phrase.
+invisible characters and homoglyphs do not hide a phrase, and on what that copy reads as
+once decoded: leetspeak words, spaced-out letters, base64 that decodes to text, and ROT13
+where the text names it. Its recall and false positives are measured on corpora of
+injections and plain fixes (bench/bench_injection.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import fnmatch
 import functools
 import re
@@ -219,22 +225,55 @@ def normalize_for_flags(text: str) -> str:
 _TOOL_NAMES = "search_codebase_memory|store_fix_memory|list_files|read_file|apply_edit|run_tests"
 _AGENT = r"(?:you|the (?:agent|assistant|model|ai)|assistant|agent)"
 
+_SET_ASIDE = (
+    r"ignore|disregard|forget|override|bypass|skip|drop|abandon|discard|set aside|throw out|"
+    r"pay no attention to|stop following|no longer follow|don'?t follow|do not follow"
+)
+_PEOPLE = r"(?:user|operator|human|reviewer|supervisor|maintainer|owner|team)s?"
 _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"(?is)\b(ignore|disregard|forget|override|bypass|skip|drop|abandon|discard)\b"
+            rf"(?is)\b({_SET_ASIDE})\b"
             r".{0,40}\b(previous|prior|above|earlier|preceding|all|any|your|system|developer|"
             r"safety|original|existing)\b.{0,30}\b(instructions?|prompts?|rules|guidelines|"
-            r"directions|directives|guardrails|constraints|policies|policy|context|orders)"
+            r"directions|directives|guardrails|constraints|policies|policy|context|orders|"
+            r"guidance|brief(?:ing)?|task|messages?)"
+            rf"|\b({_SET_ASIDE})\b.{{0,20}}\b(what (?:you(?:'ve| have)? (?:were|been) |was )"
+            r"(?:told|given|asked|instructed)|everything (?:above|before|else|so far|you know)|"
+            r"the above|all of the above|your (?:training|programming|setup|brief))"
+            rf"|\b(ignore|disregard)\b.{{0,10}}\b(the |your )?{_PEOPLE}(?![\w-]*agent)"
+            r"|\b(instructions?|guidance|rules|brief|directives?|directions|context|plan)\b"
+            r".{0,30}\b(no longer|(?:do|does) not|don'?t|doesn'?t|(?:is|are) (?:now )?"
+            r"(?:obsolete|void|cancell?ed|superseded|outdated|irrelevant|only a test))"
+            r"(?: (?:apply|applies|matter|matters|count|counts|hold|holds))?"
+            r"|\b(supersedes?|overrides?|takes precedence over|(?:is|are) authoritative over)\b"
+            r".{0,40}\b(earlier|previous|prior|all|any|your|the (?:user|operator)'?s?)\b.{0,20}"
+            r"\b(directions|instructions?|requests?|task|orders|guidance|rules)"
+            r"|\b(the )?real instructions\b|\bwhatever the (?:user|operator) (?:asked|wants|said)"
+            r"|\btreat this (?:record|note|text) as\b|\bstop working on\b"
+            r"|\b(ignore[zr]?|oublie[zr]?|ignora|ignorad|olvida|ignoriere|vergiss|ignorare|"
+            r"dimentica)\b.{0,40}\b(instructions?|instrucciones|anweisungen|istruzioni|"
+            r"consignes|reglas|regeln)\b"
         ),
         "asks to ignore instructions",
     ),
     (
         re.compile(
-            r"(?i)\b(system prompt|developer (?:message|prompt)|you are now|from now on|"
-            r"new (?:instructions|rules|task)|act as|pretend (?:to be|you are)|roleplay as|"
-            r"jailbreak|DAN mode|do anything now|your (?:real|true|new) (?:task|goal|purpose))\b"
-            r"|<\|(?:im_start|im_end|system|endoftext)\|>|^\s*(?:#+\s*)?(?:system|assistant)\s*:"
+            r"(?im)\b(developer (?:message|prompt)|you are now|"
+            r"(?:reveal|print|show|ignore|disregard|forget|override|leak) (?:your |the )?system "
+            r"prompt|"
+            r"new (?:instructions|rules|task|priority|directive|orders)|"
+            r"(?:updated|new) orders from|pretend (?:to be|you are)|"
+            r"roleplay as|jailbreak|DAN mode|do anything now|(?:note|message|instructions?) "
+            r"(?:to|for) (?:the |any )?(?:ai|assistant|agent|model|llm|copilot|bot)s?|"
+            r"if you are an? (?:ai|llm|language model|assistant|agent|bot)|"
+            r"(?:any |ai |llm |coding )?(?:agents?|assistants?) (?:reading|that reads?|"
+            r"processing|applying|reusing|using|retrieving) this|when you retrieve this|"
+            r"your (?:real|true|new|actual|only) (?:task|goal|purpose|job|mission|objective|"
+            r"priority)|(?:has|have) been granted (?:elevated|admin|full) (?:permissions|access)"
+            r"|decode (?:it |this )?(?:and|then) (?:comply|follow|obey|execute|do it))\b"
+            r"|<\|(?:im_start|im_end|system|endoftext)\|>"
+            r"|^\s*(?:#+\s*)?(?:system|assistant|human)\s*:"
             r"|\[/?(?:system|INST)\]",
         ),
         "addresses the agent",
@@ -243,6 +282,8 @@ _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             rf"(?is)\b(call|invoke|run|use|execute|trigger|issue|make)\b.{{0,30}}\b({_TOOL_NAMES})\b"
             rf"|\b({_TOOL_NAMES})\s*\("
+            r"|\b(call|invoke|use)\b.{0,10}\b(your |the )?(shell|bash|terminal|exec\w*|"
+            r"command[- ]line) tool"
         ),
         "asks to call a tool",
     ),
@@ -252,21 +293,35 @@ _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
             r"delete|remove|overwrite|write to|update|wipe|truncate)\b.{0,40}\b(other|every|all|"
             r"outside|entire|whole)\b.{0,20}\b(files?|tests?|repo(?:sitory)?|folders?|"
             r"director(?:y|ies)|code ?base|project|workspace)"
+            r"|\b(also|additionally|while you are (?:in|at)|as part of this fix|in addition|"
+            r"as a final step|before editing|after that)\b.{0,50}\b(delete|remove|disable|skip|"
+            r"modify|replace|lower|edit|change|add)\b.{0,60}(\.github/|ci\.ya?ml|workflows?\b|"
+            r"CODEOWNERS|pre-commit|coverage|\btests?/|pytest\.mark\.skip|\bmypy\b|"
+            r"collaborator|branch protection|secret[- ]scanning)"
+            r"|\b(delete|remove|wipe|disable)\s+(?:the\s+|all\s+(?:the\s+)?)?(?:failing\s+)?"
+            r"(?:tests? (?:directory|folder|suite|files)|test suite|tests\b(?!\s*(?:database|"
+            r"db|fixtures?|cache|data)))"
+            r"|\b(turn off|disable|bypass)\b.{0,30}\b(secret[- ]scanning|pre-commit|security "
+            r"(?:checks?|scans?)|code review|branch protection|signing|2fa|mfa)"
         ),
         "asks to change files outside the fix",
     ),
     (
         re.compile(
-            r"(?i)(\.\./\.\.|~/|/etc/|\.ssh\b|\.bashrc|\.aws/|rm -rf|chmod 777|\bsudo\b|"
-            r"(?:curl|wget) [^|\n]*\|\s*(?:ba|z)?sh|base64 -d[^|\n]*\|\s*(?:ba)?sh|\bnc -e\b)"
+            r"(?i)(\.\./\.\.|~/|/etc/|\.ssh\b|\.bashrc|\.aws/|rm -rf\s+(?:/|~|\$HOME|\.\.|\*)|"
+            r"chmod 777|\bsudo\b|/dev/tcp/|git push (?:-f|--force)|"
+            r"(?:curl|wget) [^|\n]*\|\s*(?:(?:ba|z)?sh|python3?)\b|"
+            r"base64 -d[^|\n]*\|\s*(?:ba)?sh|\bnc -e\b)"
         ),
         "points outside the workspace",
     ),
     (
         re.compile(
             r"(?is)\b(exfiltrate|send|post|upload|leak|reveal|print|dump|echo|email|forward|"
-            r"share|paste|include|copy|output)\b.{0,40}\b(api[ _-]?keys?|secrets?|tokens?|"
-            r"credentials?|passwords?|env(?:ironment)? var(?:iable)?s?|\.env\b|private keys?)"
+            r"share|paste|include|copy|output)\b.{0,40}(\bapi[ _-]*keys?|\b\w*(?:api_?key|"
+            r"secret|token|passw(?:or)?d)s?\b|\bcredentials?|\benv(?:ironment)? var(?:iable)?s?|"
+            r"(?<!\w)\.env\b|\bprivate keys?|\bprintenv\b|/proc/self/environ)"
+            r"|\b(?:env|printenv|set)\s*\|\s*(?:curl|nc|wget)\b"
         ),
         "asks to move secrets",
     ),
@@ -274,18 +329,33 @@ _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             rf"(?is)\b(do not|don't|never|without)\b.{{0,20}}\b(tell|telling|inform|informing|"
             r"ask|asking|notify|notifying|mention|mentioning|alert|alerting|confirm|confirming|"
-            r"show|showing)\b.{0,20}\b(the )?(user|operator|human|reviewer|supervisor)"
+            rf"show|showing|bring(?:ing)? (?:it|this) up)\b.{{0,60}}\b(the )?{_PEOPLE}"
             rf"|\b(silently|secretly|quietly)\b.{{0,30}}\b(store|delete|edit|run|call|send|"
-            rf"change|approve)\b|\b{_AGENT}\b.{{0,10}}\b(must|should|will|shall)\b.{{0,30}}"
+            r"change|approve|add(?:ed|s)?|grant|remove|disable|turn off|push|commit|upload)\b"
+            rf"|\b{_AGENT}\b.{{0,10}}\b(must|should|will|shall)\b.{{0,30}}"
             r"\b(approve|store|confirm|report (?:success|passing)|mark)\b"
+            rf"|\b{_PEOPLE} (?:does not|doesn'?t|do not|don'?t|need not|needn'?t) need to "
+            r"(?:know|see|be told)|\bno need to (?:bring it up|mention|tell|ask|inform)"
+            r"|\b(skip|stop|without) (?:asking|confirming with|checking with) (?:the )?"
+            rf"{_PEOPLE}|\bif the {_PEOPLE} asks?\b.{{0,60}}\b(say|tell|claim|answer)\b"
+            r"|\bcannot be traced|\bclear (?:your |the )?(?:shell )?history\b"
+            r"|\bdelete this (?:memory )?record\b|\bleave out\b.{0,60}\b(summary|report|"
+            rf"{_PEOPLE})|\bwhen summari[sz]ing\b.{{0,40}}\bleave out\b"
         ),
         "asks to act behind the operator",
     ),
     (
         re.compile(
-            r"(?is)\b(report|claim|say|mark|pretend|declare|state)\b.{0,30}\b(tests?|checks?|"
-            r"build|run)\b.{0,20}\b(pass(?:ed|es)?|succeeded|green|success(?:ful)?)\b.{0,30}"
-            r"\b(regardless|anyway|even if|whether or not|without running)"
+            r"(?is)\b(report|claim|say|mark|pretend|declare|state|tell)\b.{0,40}\b(tests?|"
+            r"checks?|build|run|CI)\b.{0,20}\b(pass(?:ed|es|ing)?|succeeded|green|"
+            r"success(?:ful)?)\b.{0,30}\b(regardless|anyway|even if|whether or not|without "
+            r"running|whatever)"
+            rf"|\b(tell|inform|assure)\b.{{0,20}}\b(the )?{_PEOPLE}\b.{{0,40}}\b(tests?|checks?|"
+            r"fix|build|CI)\b.{0,20}\b(passed|pass|worked|green|succeeded)"
+            r"|\b(do not|don't|never) (?:actually )?run (?:the )?(?:tests?|pytest|them|checks?)"
+            r"|\b(edit|change|update|rewrite|loosen|weaken|adjust) (?:the )?(?:assertions?|"
+            r"expected (?:values?|output)|tests?) to match\b"
+            r"|\bwhatever the (?:real|actual) result\b"
         ),
         "asks to fake a result",
     ),
@@ -300,9 +370,44 @@ _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 
 def instruction_flags(*texts: str) -> tuple[str, ...]:
-    """Reasons why any of `texts` reads as instructions to the agent, in a stable order."""
-    joined = normalize_for_flags("\n".join(texts))
-    return tuple(reason for pattern, reason in _INSTRUCTION_PATTERNS if pattern.search(joined))
+    """Reasons why any of `texts` reads as instructions to the agent, in a stable order.
+    The texts are read as one (an instruction may be split across fields), in each of the
+    ways a reader could decode it."""
+    views = _readings(normalize_for_flags("\n".join(texts)))
+    return tuple(
+        reason
+        for pattern, reason in _INSTRUCTION_PATTERNS
+        if any(pattern.search(view) for view in views)
+    )
+
+
+_LEET = str.maketrans("013457@$!|", "oieastasil")
+_LEET_WORD = re.compile(r"\b(?=\w*[a-zA-Z])(?=\w*[0-9@$!|])[\w@$!|]{3,}")
+_SPACED = re.compile(r"(?<!\w)(?:\w[ .*_\-]){2,}\w(?!\w)")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def _readings(text: str) -> list[str]:
+    """`text`, then what it says as leetspeak, spaced-out letters, base64 and ROT13."""
+    views = [text]
+    views.append(_LEET_WORD.sub(lambda m: m[0].translate(_LEET), text))
+    views.append(_SPACED.sub(lambda m: re.sub(r"[ .*_\-]", "", m[0]), text))
+    views.append(re.sub(r"[_/]+", " ", text))  # a path's or a name's words
+    views.extend(_decoded(token) for token in _BASE64.findall(text))
+    if re.search(r"(?i)\brot[ -]?13\b", text):
+        views.append(codecs.decode(text, "rot13"))
+    return [view for view in dict.fromkeys(views) if view]
+
+
+def _decoded(token: str) -> str:
+    """The text a base64 token decodes to, normalised; "" for bytes that are not text."""
+    try:
+        data = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        text = data.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return ""
+    printable = sum(ch.isprintable() or ch.isspace() for ch in text)
+    return normalize_for_flags(text) if text and printable >= 0.95 * len(text) else ""
 
 
 def sanitize_record(record: MemoryRecord) -> MemoryRecord:
