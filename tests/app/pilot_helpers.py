@@ -16,6 +16,7 @@ from textual.widgets import RichLog
 
 from agent import events as ev
 from app.dashboard.app import AstraApp, build_app
+from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.messages import SessionEvent, TestOutputBatch
 from app.sessions.options import DEMO_PROJECTS, SessionOptions
 from memory.errors import EmbedderUnavailableError
@@ -51,6 +52,12 @@ async def wait_for(pilot, condition: Callable[[], object], timeout: float = 30.0
     async with asyncio.timeout(timeout):
         while not condition():
             await pilot.pause(0.05)
+
+
+def listed(browser: MemoryBrowserScreen, query: str) -> bool:
+    """The browser has shown what it found for `query` in its scope: no load under way."""
+    running = [w for w in browser.app.workers if w.group == "browser" and not w.is_finished]
+    return browser.query_text == query and not running and browser.loaded is not None
 
 
 async def wait_for_screen(pilot, kind: type) -> None:
@@ -175,8 +182,6 @@ class Loaded:
 
 async def leave_the_browser(pilot) -> None:
     """`esc` from the memory browser, where letters type into the search, to the dashboard."""
-    from app.dashboard.screens.memory_browser import MemoryBrowserScreen
-
     if isinstance(pilot.app.screen, MemoryBrowserScreen):
         await pilot.press("escape")
         await wait_for(pilot, lambda: pilot.app.screen is pilot.app.dashboard)

@@ -40,6 +40,7 @@ from tests.app.pilot_helpers import (
     SlowModel,
     idle_app,
     leave_the_browser,
+    listed,
     on_screen,
     option_texts,
     posted_events,
@@ -457,8 +458,7 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
         await wait_for(pilot, lambda: len(browser.records) == 2)
         browser.query_one(DataTable).focus()  # from the table, `/` goes to the search
         await pilot.press("slash", *"origins split")
-        await wait_for(pilot, lambda: browser.query_text == "origins split")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: listed(browser, "origins split"))
         first = browser.selected()
         score = browser.query_one(DataTable).get_row_at(0)[1]
         why = browser.query_one("#why", Label)

@@ -13,6 +13,7 @@ from tests.app.pilot_helpers import (
     SIZE,
     drawn,
     idle_app,
+    listed,
     on_screen,
     seed,
     wait_for,
@@ -38,12 +39,6 @@ async def seed_demo(url: str, scope: str = "demo-1") -> str:
         return await service.store_fix_memory(DEMO_FIX, DEMO[1], ["app/up.py"], PASSING)
     finally:
         await store.close()
-
-
-def listed(browser: MemoryBrowserScreen, query: str) -> bool:
-    """The browser has shown what it found for `query` in its scope: no load under way."""
-    running = [w for w in browser.app.workers if w.group == "browser" and not w.is_finished]
-    return browser.query_text == query and not running and browser.loaded is not None
 
 
 async def test_the_list_and_the_search_follow_the_chosen_scope(settings, any_url):
