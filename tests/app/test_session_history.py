@@ -311,3 +311,10 @@ def test_a_transcript_or_ledger_line_that_cannot_be_read_adds_nothing(capsys, da
     listed = {entry["session_id"]: entry for entry in json.loads(capsys.readouterr().out)}
     assert set(listed) == {"binary", "deep", "old"}
     assert (listed["old"]["cost_usd"], listed["old"]["started_at"]) == (0.5, None)
+
+
+def test_every_summary_field_says_what_it_may_hold():
+    """The reader keeps only the fields it can check: a new one without a check is dropped."""
+    from app.sessions.history import _SUMMARY_FIELDS
+
+    assert set(_SUMMARY_FIELDS) == set(SessionEntry.__dataclass_fields__) - {"summarised"}
