@@ -76,7 +76,7 @@ def test_a_theme_chosen_in_the_demo_is_saved(cli_env, monkeypatch):
     async def choose_a_theme(self: AstraApp, **kwargs) -> int:
         async with self.run_test() as pilot:
             self.theme = "ansi-light"
-            await wait_for(pilot, lambda: load_config(config_path()).theme == "ansi-light", 5)
+            await wait_for(pilot, lambda: load_config(config_path()).theme == "ansi-light")
         return 0
 
     monkeypatch.setattr(AstraApp, "run_async", choose_a_theme)
