@@ -120,3 +120,15 @@ async def test_output_is_shown_as_written_never_read_as_markup(tmp_path):
         pane = await send(pilot, events, lines[-1])
         drawn = rows(pane)
     assert drawn[-2:] == lines
+
+
+async def test_what_a_session_says_while_the_app_closes_is_dropped(tmp_path):
+    """Closed mid-session (a test's run_test ending, a crash), the panes go first; a line or
+    note still on its way must not raise NoMatches out of the closing app."""
+    async with dashboard(tmp_path).run_test(size=SIZE) as pilot:
+        screen = pilot.app.dashboard
+        await screen.query("*").remove()  # as the app's close removes them
+        pilot.app.forward_event(ev.TestOutput(run=1, line="late line"))
+        pilot.app.forward_event(ev.SessionNote(level="info", message="late note"))
+        await pilot.pause()
+        assert not screen.query(TestOutputLog)

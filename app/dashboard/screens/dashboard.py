@@ -93,7 +93,7 @@ class DashboardScreen(Screen):
     def set_status(self, status: str) -> None:
         """Show status in the header; kept until mount if the screen is not shown yet."""
         self.status = status
-        if self.is_mounted:
+        if self.is_mounted and not self._panes_gone():
             self.query_one(SessionHeader).status = status
 
     def forward(self, event: ev.Event) -> None:
@@ -111,11 +111,20 @@ class DashboardScreen(Screen):
 
     def on_test_output_batch(self, message: TestOutputBatch) -> None:
         message.taken = True
+        if self._panes_gone():
+            return
         pane = self.query_one(TestOutputLog)
         for event in message.events:
             pane.add_line(event)
 
+    def _panes_gone(self) -> bool:
+        """The app is closing with a session still running: the panes are gone, and what
+        the session says now has nowhere to go (its transcript and summary still get it)."""
+        return not self.query(SessionHeader)
+
     def on_session_event(self, message: SessionEvent) -> None:
+        if self._panes_gone():
+            return
         event = message.event
         header = self.query_one(SessionHeader)
         turns = self.query_one(TurnsLog)
