@@ -157,7 +157,11 @@ async def check_test_command(
     target = folder / program  # where the session's run looks for it
     if os.sep in program and not os.access(target, os.X_OK):
         problem = "not executable" if target.is_file() else "not found"
-        where = "" if os.path.isabs(program) else f" in {folder}"
+        where = ""
+        if not os.path.isabs(program):  # the session's folder goes with it: name the user's
+            where = (
+                f" in {workspace}" if run_in is None else f" in the session's copy of {workspace}"
+            )
         return Check("test command", False, f"{named}: {program} is {problem}{where}")
     wanted = (folder.resolve(), command, sandbox, timeout_s)
     sessions_own = tools is not None and wanted == (

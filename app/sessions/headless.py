@@ -30,8 +30,8 @@ def ask_terminal(question: str) -> bool:
     question = shown(question)
     if not sys.stdin.isatty():
         print(
-            f"{question} no: no terminal to ask (flags answer instead: --store yes, "
-            "--approve-live-cost)",
+            f"{question} no: no terminal to ask; flags answer instead (live cost: "
+            "--approve-live-cost, a store: --store yes, edits: --edits auto)",
             file=sys.stderr,
             flush=True,
         )

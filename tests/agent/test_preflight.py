@@ -209,7 +209,9 @@ async def test_a_program_that_cannot_start_fails_in_one_line(tmp_path: Path, con
     assert not bad.ok and "\n" not in bad.detail
     assert ("could not start" if confined else "cannot start") in bad.detail
     assert not elsewhere.ok
-    assert elsewhere.detail == f"./check.sh (flag): ./check.sh is not found in {session}"
+    assert elsewhere.detail == (
+        f"./check.sh (flag): ./check.sh is not found in the session's copy of {project}"
+    )
 
 
 async def test_a_project_venv_without_pytest_fails(tmp_path: Path):

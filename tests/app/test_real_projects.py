@@ -285,9 +285,8 @@ def test_doctor_fails_a_test_command_the_session_s_folder_cannot_start(
     out = capsys.readouterr().out
     assert (
         "FAILED test command: .venv/bin/nothing -q (flag): .venv/bin/nothing is not found in "
-        in out
+        f"the session's copy of {venv_project}\n" in out  # not the copy's folder, gone by now
     )
-    assert "/workspaces/doctor-" in out
 
 
 async def test_a_src_layout_project_imports_the_session_s_sources(tmp_path, data_dir):
