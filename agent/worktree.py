@@ -106,12 +106,11 @@ class SessionWorkspace:
         (`__pycache__`, `.pytest_cache`, ...) are not in it: `leave_out` drops them anyway."""
         if self.repo is None or self.base is None:
             return {}
-        self._add_all()
         project = self.root.relative_to(self.repo)
         found = {}
-        for name in self.git("diff", "--cached", "--name-only", "-z", self.base).split("\0"):
+        for name in self._changed():
             path = Path(name)
-            if not name or _is_cache(path):
+            if _is_cache(path):
                 continue
             mine = path.relative_to(project).as_posix() if path.is_relative_to(project) else None
             current = self.repo / path
@@ -124,14 +123,18 @@ class SessionWorkspace:
         """Put `paths` (relative to repo) and every cache back as they were at the start."""
         if self.repo is None or self.base is None:
             return
-        self._add_all()
-        changed = self.git("diff", "--cached", "--name-only", "-z", self.base).split("\0")
-        for name in {*paths, *(n for n in changed if n and _is_cache(Path(n)))}:
+        for name in {*paths, *(n for n in self._changed() if _is_cache(Path(n)))}:
             try:
                 self.git("restore", "--source", self.base, "--staged", "--worktree", "--", name)
             except WorkspaceError:  # not in the start: the tests made it
                 self.git("rm", "-q", "--cached", "--", name)
                 (self.repo / name).unlink(missing_ok=True)
+
+    def _changed(self) -> list[str]:
+        """The paths (relative to repo) that differ from the start, new files included."""
+        self._add_all()
+        names = self.git("diff", "--cached", "--name-only", "-z", str(self.base)).split("\0")
+        return [name for name in names if name]
 
     def _add_all(self) -> None:
         """Stage everything in the work tree but the links to the user's environments (a

@@ -43,10 +43,10 @@ def ask_terminal(question: str) -> bool:
 def ask_edit_on_terminal(proposal: EditProposal) -> EditDecision:
     """The edit's diff on stderr, then y/N and, on no, the reason the model is given; for a
     file the tests wrote, y/N only."""
+    who = "The tests wrote" if proposal.by_tests else "Astra wants to edit"
+    print(f"\n{who} {shown(proposal.path)}:\n{shown(proposal.diff)}", file=sys.stderr)
     if proposal.by_tests:
-        print(f"\nThe tests wrote {shown(proposal.path)}:\n{shown(proposal.diff)}", file=sys.stderr)
         return EditDecision(ask_terminal("Keep it with the session's changes?"))
-    print(f"\nAstra wants to edit {shown(proposal.path)}:\n{shown(proposal.diff)}", file=sys.stderr)
     if ask_terminal("Apply this edit?"):
         return EditDecision(True)
     print("Why not? (told to the model) ", end="", file=sys.stderr, flush=True)
