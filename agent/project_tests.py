@@ -15,6 +15,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory.text import without_terminal_codes
+
 CONFIG_FILE = ".astra-memory.toml"
 CONFIG_KEY = "test-command"
 SHELL_OPERATORS = frozenset("();<>|&")
@@ -160,7 +162,6 @@ def _one_line(error: Exception) -> str:
 
 Counts = tuple[int | None, int | None]  # (passed, failed); None where the output did not say
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PYTEST = re.compile(
     r"^=*\s*\d+ (passed|failed|errors?|skipped|xfailed|xpassed|deselected|warnings?)\b"
     r".* in \d+(\.\d+)?s\b"
@@ -183,7 +184,7 @@ _FAILED = re.compile(r"\b(\d+) failed\b")
 def read_counts(output: str) -> Counts:
     """(passed, failed) as the runner reported them: pytest (errors count as failed),
     unittest, cargo test, jest, vitest, go test, or a plain 'N passed, N failed' line."""
-    lines = [_ANSI.sub("", line).rstrip() for line in output.splitlines()]
+    lines = [line.rstrip() for line in without_terminal_codes(output).splitlines()]
     for reader in (_pytest, _unittest, _cargo, _jest, _vitest, _go, _plain):
         counts = reader(lines)
         if counts is not None:

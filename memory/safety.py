@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from memory.records import MemoryRecord, TestEvidence
+from memory.text import without_terminal_codes
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
@@ -411,12 +412,14 @@ def _decoded(token: str) -> str:
 
 
 def sanitize_record(record: MemoryRecord) -> MemoryRecord:
-    """The record with secrets redacted from every text field (its evidence too) and its
-    instruction flags computed from what remains."""
+    """The record with secrets redacted from every text field (its evidence too), terminal
+    codes dropped from the test output it keeps, and its instruction flags computed from
+    what remains."""
     texts = {
         name: redact_secrets(getattr(record, name))
         for name in ("fix_description", "error_type", "outcome", "symptom", "diff")
     }
+    texts["symptom"] = without_terminal_codes(texts["symptom"])
     paths = tuple(redact_secrets(path) for path in record.file_paths)
     return record.model_copy(
         update={
@@ -434,7 +437,7 @@ def _redacted_evidence(evidence: TestEvidence | None) -> TestEvidence | None:
     return evidence.model_copy(
         update={
             "command": redact_secrets(evidence.command),
-            "output_excerpt": redact_secrets(evidence.output_excerpt),
+            "output_excerpt": without_terminal_codes(redact_secrets(evidence.output_excerpt)),
             "failing": _redacted_evidence(evidence.failing),
         }
     )

@@ -34,6 +34,16 @@ def shown(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+# A terminal's colour and cursor codes (CSI: ESC [ ... final) and its commands (OSC: ESC ] ...
+# BEL or ST), as a project that forces `--color=yes` writes them into its test output.
+_TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+
+
+def without_terminal_codes(text: str) -> str:
+    """`text` without ANSI colour, cursor and OSC sequences: the words a reader sees."""
+    return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
+
+
 # scheme://user:PASSWORD@host — the password runs to the last "@" of the word, since one may
 # itself hold "@", "/" or ":" (redis://:p@ss/w0rd@host).
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:@/]*:)\S*@")

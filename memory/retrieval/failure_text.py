@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from memory.text import without_terminal_codes
+
 Kind = Literal["test report", "traceback", "message"]
 
 # pytest indents its `E` and `>` lines, names a test in FAILED/ERROR lines and starts a
@@ -68,7 +70,9 @@ class FailureReading(NamedTuple):
 
 
 def focus(text: str) -> str:
-    """`text` without pytest's session noise around the failures; other text unchanged."""
+    """`text` without terminal codes and pytest's session noise around the failures; other
+    text unchanged."""
+    text = without_terminal_codes(text)
     lines = text.splitlines()
     kept = [line for line in lines if not _SESSION_NOISE.match(line.strip())]
     return text if len(kept) == len(lines) else "\n".join(kept).strip("\n")

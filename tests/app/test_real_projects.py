@@ -353,3 +353,41 @@ async def test_what_the_tests_wrote_leaves_the_session_only_if_approved(
         else ("left out 1 file(s) the tests wrote, not approved: planted.py")
     )
     assert line is not None and line.startswith(expected)
+
+
+def test_a_record_keeps_no_terminal_codes_of_a_project_that_forces_colour(
+    capsys, tmp_path, project, data_dir, real_embedder
+):
+    """Projects that force `--color=yes` print ANSI codes: the record's evidence and symptom
+    keep the words, not the codes, and the counts are still read."""
+    coloured = CHECK.replace(
+        'echo "1 passed, 0 failed"', r'printf "\033[32m1 passed, 0 failed\033[0m\n"'
+    )
+    coloured = coloured.replace(
+        'echo "0 passed, 1 failed"', r'printf "\033[31m0 passed, 1 failed\033[0m\n"'
+    )
+    assert coloured.count("033[") == 4
+    (project / "check.sh").write_text(coloured)
+    git(project, "commit", "-qam", "colour")
+    rehearsal = fixing(tmp_path, project)
+    turns = [json.loads(line) for line in rehearsal.read_text().splitlines()]
+    search = json.loads(turns[1]["output"][0]["arguments"])
+    search["query"] = "\x1b[31m0 passed, 1 failed\x1b[0m add"
+    turns[1]["output"][0]["arguments"] = json.dumps(search)
+    rehearsal.write_text("".join(json.dumps(turn) + "\n" for turn in turns))
+    code, events, err = run(
+        capsys, "--workspace", str(project), "--replay", str(rehearsal), "--store", "yes"
+    )
+    report = events[-1]
+    assert code == 0, err
+    assert (report["tests"]["passed"], report["tests"]["failed"]) == (1, 0)
+    assert main(["memory", "show", report["stored_memory_ids"][0], "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    record = record.get("record", record)
+    excerpts = [
+        record["evidence"]["output_excerpt"],
+        record["evidence"]["failing"]["output_excerpt"],
+    ]
+    assert "1 passed" in excerpts[0] and "0 passed" in excerpts[1]
+    assert record["symptom"].startswith("0 passed, 1 failed add")
+    assert "\x1b" not in json.dumps(record, ensure_ascii=False)
