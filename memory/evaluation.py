@@ -1,4 +1,6 @@
-"""Retrieval quality on the user's own data: recall@1, recall@3 and MRR over labelled queries.
+"""Retrieval quality on the user's own data: recall@1, recall@3 and MRR over labelled queries,
+beside two peers on the same records (plain BM25 and the vectors alone), and how often each
+relevance label was right.
 
 Each query is searched exactly as the agent's tool searches (same embedder, same hybrid
 ranking, same filters), but nothing is written to the delivery audit.
@@ -7,18 +9,23 @@ ranking, same filters), but nothing is written to the delivery audit.
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.errors import MemoryValidationError
-from memory.records import SearchRequest
+from memory.records import LABELS, Label, MemoryRecord, SearchRequest
+from memory.retrieval.failure_text import focus
+from memory.retrieval.ranking import keyword_text
+from memory.retrieval.signature import with_signature
 from memory.service import MemoryService
 from memory.stores.sqlite import SQLiteMemoryStore
 from memory.transfer import json_object
 
 MRR_DEPTH = 10
+CALIBRATION_DEPTH = 3  # the matches a search delivers by default
 
 
 class EvalQuery(BaseModel):
@@ -45,6 +52,14 @@ class GroupFigures(BaseModel):
     queries: int
 
 
+class LabelFigures(BaseModel):
+    """How often a match with this label, in the top 3, was the expected fix."""
+
+    matches: int
+    right: int
+    precision: float | None  # None: no match had the label
+
+
 class EvalReport(BaseModel):
     recall_at_1: float
     recall_at_3: float
@@ -52,6 +67,7 @@ class EvalReport(BaseModel):
     queries: int
     misses: list[EvalMiss]
     groups: dict[str, GroupFigures] = {}
+    calibration: dict[Label, LabelFigures] = {}
 
 
 def parse_queries(lines: Iterable[str]) -> list[EvalQuery]:
@@ -113,7 +129,9 @@ async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> 
 
 
 async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
-    """Search each query in its scope (or the service's); score where the expected record came."""
+    """Search each query in its scope (or the service's); score where the expected record came,
+    and how often each label of the top 3 was the expected record."""
+    labelled: Counter[tuple[Label, bool]] = Counter()
 
     async def ranking(query: EvalQuery) -> list[str]:
         results = await service.find(
@@ -123,9 +141,22 @@ async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalRepo
             min_score=-1.0,
             scope=query.scope,
         )
+        for result in results[:CALIBRATION_DEPTH]:
+            labelled[result.label, result.record.memory_id == query.expect] += 1
         return [r.record.memory_id for r in results]
 
-    return await _score(queries, ranking)
+    report = await _score(queries, ranking)
+    return report.model_copy(update={"calibration": _calibration(labelled)})
+
+
+def _calibration(labelled: Counter[tuple[Label, bool]]) -> dict[Label, LabelFigures]:
+    figures = {}
+    for label in reversed(LABELS):
+        right, matches = labelled[label, True], labelled[label, True] + labelled[label, False]
+        figures[label] = LabelFigures(
+            matches=matches, right=right, precision=right / matches if matches else None
+        )
+    return figures
 
 
 async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
@@ -157,28 +188,64 @@ async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) ->
             await store.close()
 
 
-async def keyword_baseline(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
-    """The same queries ranked by plain BM25 over the same fields (every query word, no
-    vectors): what the keyword side alone would find."""
-    records = await service.store.list_records()
+async def plain_bm25(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
+    """The peer: plain BM25 from `bm25s` (its own tokenizer and English stop words) over the
+    same fields the keyword side indexes, in the query's scope and error type; no vectors, no
+    reading of the query. A ranking that loses to it should not be the default."""
+    import bm25s
+
+    now = service.clock()
+    records = [r for r in await service.store.list_records() if not r.is_expired(now)]
+    indexes: dict[tuple[str, str | None], tuple[bm25s.BM25, list[str]]] = {}
+
+    def index(scope: str, error_type: str | None) -> tuple[bm25s.BM25, list[str]]:
+        if (scope, error_type) not in indexes:
+            chosen = [r for r in records if _searched(r, scope, error_type)]
+            retriever = bm25s.BM25()
+            if chosen:
+                retriever.index(
+                    _bm25_tokens([keyword_text(r) for r in chosen]), show_progress=False
+                )
+            indexes[scope, error_type] = (retriever, [r.memory_id for r in chosen])
+        return indexes[scope, error_type]
+
+    async def ranking(query: EvalQuery) -> list[str]:
+        retriever, ids = index(query.scope or service.scope, query.error_type)
+        if not ids:
+            return []
+        scores = retriever.get_scores(_bm25_tokens([query.query])[0])
+        best = sorted((i for i in range(len(ids)) if scores[i] > 0), key=lambda i: -scores[i])
+        return [ids[i] for i in best[:MRR_DEPTH]]
+
+    return await _score(queries, ranking)
+
+
+def _bm25_tokens(texts: list[str]) -> list[list[str]]:
+    import bm25s
+
+    return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
+
+
+def _searched(record: MemoryRecord, scope: str, error_type: str | None) -> bool:
+    """Whether a search in `scope` for `error_type` looks at `record`, as the stores narrow."""
+    wanted = error_type is None or record.error_type.casefold() == error_type.casefold()
+    return record.scope == scope and wanted
+
+
+async def vector_only(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
+    """The other half alone: the stored vectors ranked by cosine to the query's, no words."""
+    now = service.clock()
+    records = [r for r in await service.store.list_records() if not r.is_expired(now)]
     vectors = await service.store.vectors([r.memory_id for r in records])
-    with tempfile.TemporaryDirectory() as folder:
-        store = SQLiteMemoryStore(Path(folder) / "bm25.sqlite3")
-        await store.upsert_many([(r, vectors[r.memory_id]) for r in records])
 
-        async def ranking(query: EvalQuery) -> list[str]:
-            return await store.keyword_search(
-                query.query,
-                scope=query.scope or service.scope,
-                error_type=query.error_type,
-                limit=MRR_DEPTH,
-                now=service.clock(),
-            )
+    async def ranking(query: EvalQuery) -> list[str]:
+        scope = query.scope or service.scope
+        wanted = [r.memory_id for r in records if _searched(r, scope, query.error_type)]
+        vector = await service.embedder.embed(with_signature(focus(query.query)))
+        cosine = {memory_id: float(vectors[memory_id] @ vector) for memory_id in wanted}
+        return sorted(cosine, key=cosine.__getitem__, reverse=True)[:MRR_DEPTH]
 
-        try:
-            return await _score(queries, ranking)
-        finally:
-            await store.close()
+    return await _score(queries, ranking)
 
 
 def _figures(ranks: list[int | None]) -> GroupFigures:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -244,8 +245,40 @@ def test_eval_json_has_the_contract_keys(capsys, tmp_path, data_dir):
     code, out, _ = run(capsys, "memory", "eval", str(queries), "--json")
     report = json.loads(out)
     assert code == 0
-    assert set(report) == {"recall_at_1", "recall_at_3", "mrr", "queries", "misses"}
+    assert set(report) == {
+        *("recall_at_1", "recall_at_3", "mrr", "queries", "misses"),
+        *("calibration", "bm25", "vector"),
+    }
     assert (report["recall_at_1"], report["queries"], len(report["misses"])) == (0.5, 2, 1)
+    # two queries, the same text, each expecting another record: one of each is right
+    for peer in ("bm25", "vector"):
+        assert (report[peer]["recall_at_1"], report[peer]["recall_at_3"]) == (0.5, 1.0)
+    labelled = report["calibration"]
+    assert sum(figures["matches"] for figures in labelled.values()) == 4  # 2 queries x 2 records
+    assert sum(figures["right"] for figures in labelled.values()) == 2
+
+
+def test_eval_prints_plain_bm25_beside_the_memory_and_each_label_s_precision(
+    capsys, tmp_path, data_dir
+):
+    rows = [
+        MINIMAL,
+        {**MINIMAL, "fix_description": "Pin the TLS version of the upload client (pyupload)."},
+        {**MINIMAL, "fix_description": "Decode the CSV export as UTF-8 with a BOM."},
+    ]
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", *rows)))
+    tls = next(
+        r["memory_id"]
+        for r in json.loads(run(capsys, "memory", "list", "--json")[1])
+        if "pyupload" in r["fix_description"]
+    )
+    queries = write_jsonl(tmp_path / "q.jsonl", {"query": "pyupload TLS handshake", "expect": tls})
+    code, out, _ = run(capsys, "memory", "eval", str(queries))
+    assert code == 0
+    assert "plain BM25 (bm25s): queries 1 · recall@1 1.000" in out
+    assert "vectors alone: queries 1" in out
+    assert "labels of the top 3, how often right:" in out
+    assert re.search(r"strong: (1\.00 \(1 of 1\)|- \(0 of 0\))", out)
 
 
 def test_eval_with_a_bad_line_names_the_field(capsys, tmp_path, data_dir):

@@ -408,12 +408,14 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 async def memory_eval(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     from memory.evaluation import (
+        CALIBRATION_DEPTH,
         AmbiguousExpectError,
         evaluate,
         fix_text_baseline,
-        keyword_baseline,
         parse_queries,
+        plain_bm25,
         resolve_expected,
+        vector_only,
     )
 
     service = MemoryService(store, settings.embedder(), session_id="eval", scope=args.scope)
@@ -422,21 +424,34 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     except AmbiguousExpectError as exc:
         raise CommandError(str(exc), 2) from exc
     report = await evaluate(service, queries)
-    baseline = await fix_text_baseline(service, queries) if args.baseline else None
-    bm25 = await keyword_baseline(service, queries) if args.bm25 else None
+    peers = {
+        "bm25": await plain_bm25(service, queries),
+        "vector": await vector_only(service, queries),
+    }
+    if args.baseline:
+        peers["baseline"] = await fix_text_baseline(service, queries)
     if args.json:
         payload = report.model_dump(exclude=set() if report.groups else {"groups"})
-        for key, figures in (("baseline", baseline), ("bm25", bm25)):
-            if figures:
-                payload[key] = figures.model_dump(exclude={"misses"})
+        payload |= {
+            key: figures.model_dump(exclude={"misses", "calibration"})
+            for key, figures in peers.items()
+        }
         print(json.dumps(payload))
         return 0
-    for name, figures in (("memory", report), ("fix text alone", baseline), ("BM25 alone", bm25)):
-        if figures:
-            console.print(
-                f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
-                f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
-            )
+    names = {"bm25": "plain BM25 (bm25s)", "vector": "vectors alone", "baseline": "fix text alone"}
+    for name, figures in (("memory", report), *((names[key], f) for key, f in peers.items())):
+        console.print(
+            f"{name}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+            f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
+        )
+    if report.recall_at_1 < peers["bm25"].recall_at_1:
+        console.print(
+            "[yellow]warning:[/] on these queries plain BM25 puts the right fix first more often"
+        )
+    console.print(f"labels of the top {CALIBRATION_DEPTH}, how often right:")
+    for label, figures in report.calibration.items():
+        share = f"{figures.precision:.2f}" if figures.precision is not None else "-"
+        console.print(f"  {label}: {share} ({figures.right} of {figures.matches})")
     for group, figures in report.groups.items():
         console.print(
             f"  {escape(group)}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
