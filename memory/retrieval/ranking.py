@@ -97,20 +97,12 @@ _STOPWORDS = frozenset(
 RARE_WORD_SHARE = 0.01
 RARE_WORD_FLOOR = 50
 POSTINGS_BUDGET = 3000
-# Relevance labels, calibrated on the top 3 of every query of the designed-on corpora
-# (real-world dev and dev 2, cross-project, recurrence; 906 matches, with the weights and
-# the path ranking above). Cosine alone separates right from wrong badly (a first match
-# with cosine >= 0.6 is right 81% of the time); the two rankings agreeing does it well.
-# Share of matches that were the expected fix, per label:
-#   strong   (first by the fused, the vector and the keyword ranking, cosine >= 0.40):
-#            0.90 overall (dev 0.98, dev 2 0.86, cross-project 0.87, recurrence 0.89), 192
-#   possible (first by the fused ranking, or in the top 3 of both rankings, cosine >= 0.35):
-#            0.23, 373
-#   weak     (the rest): 0.06, 341
-# The 0.35 floor is for a store that holds no answer, where the first match is whatever
-# comes nearest: each designed-on corpus's queries against the other three stores gave 683
-# first matches, 40% below 0.35; of the 171 right first matches, 2 were below it.
+# Relevance labels: what each means, and the figures that chose them, are in
+# docs/retrieval.md ("Labels"). `strong` is first by the fused and the keyword ranking, and
+# nearer the query than any other candidate by STRONG_MIN_LEAD in cosine; first by every
+# ranking alone was right 0.90 of the time on the tuning corpora, this 0.97.
 STRONG_MIN_COSINE = 0.40
+STRONG_MIN_LEAD = 0.08
 POSSIBLE_MIN_COSINE = 0.35
 AGREEING_DEPTH = 3
 BM25_K1, BM25_B = 1.2, 0.75  # FTS5's bm25() defaults
@@ -256,6 +248,7 @@ def hybrid(
         ((records[memory_id], cosine[memory_id]) for memory_id in best),
         {memory_id: rank for rank, memory_id in enumerate(by_vector, start=1)},
         {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
+        runner_up(list(cosine.values())),
     )
 
 
@@ -338,11 +331,26 @@ def fuse(
     return fused
 
 
-def relevance(rank: int, cosine: float, vector_rank: int | None, keyword_rank: int | None) -> Label:
-    """How much a match deserves trust, in words (calibration above): both rankings put it
-    first is strong; first overall, or near the top of both, is possible unless the vectors
-    are far apart; else weak."""
-    if rank == 1 and vector_rank == 1 and keyword_rank == 1 and cosine >= STRONG_MIN_COSINE:
+def runner_up(cosines: Sequence[float]) -> float:
+    """The second best cosine among a search's candidates (-1 with fewer than two): what the
+    nearest must lead by to be a strong match."""
+    best = sorted(cosines, reverse=True)[:2]
+    return best[1] if len(best) == 2 else -1.0
+
+
+def relevance(
+    rank: int,
+    cosine: float,
+    vector_rank: int | None,
+    keyword_rank: int | None,
+    second_cosine: float = -1.0,
+) -> Label:
+    """How much a match deserves trust, in words (docs/retrieval.md, "Labels"): first overall and by
+    the keywords, and clearly the nearest (ahead of `second_cosine`, the runner-up among
+    the candidates), is strong; first overall, or near the top of both, is possible unless
+    the vectors are far apart; else weak."""
+    clearly_nearest = vector_rank == 1 and cosine - second_cosine >= STRONG_MIN_LEAD
+    if rank == 1 and keyword_rank == 1 and clearly_nearest and cosine >= STRONG_MIN_COSINE:
         return "strong"
     near_both = all(
         place is not None and place <= AGREEING_DEPTH for place in (vector_rank, keyword_rank)
@@ -396,9 +404,11 @@ def ranked(
     scored: Iterable[tuple[MemoryRecord, float]],
     vector_ranks: dict[str, int] | None = None,
     keyword_ranks: dict[str, int] | None = None,
+    second_cosine: float = -1.0,
 ) -> list[MemorySearchResult]:
     """Results numbered 1, 2, ... in the order given (the fused rank), each with its cosine,
-    its place in each ranking and its relevance label."""
+    its place in each ranking and its relevance label (`second_cosine`: the runner-up's
+    cosine among the candidates)."""
     vector_ranks, keyword_ranks = vector_ranks or {}, keyword_ranks or {}
     results = []
     for rank, (record, score) in enumerate(scored, start=1):
@@ -411,7 +421,7 @@ def ranked(
                 rank=rank,
                 vector_rank=vector_rank,
                 keyword_rank=keyword_rank,
-                label=relevance(rank, score, vector_rank, keyword_rank),
+                label=relevance(rank, score, vector_rank, keyword_rank, second_cosine),
             )
         )
     return results

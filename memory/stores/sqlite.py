@@ -307,6 +307,7 @@ class SQLiteMemoryStore:
                 ),
                 {memory_id: rank for rank, memory_id in enumerate(vector_ids, start=1)},
                 {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
+                ranking.runner_up([score for _, score in by_vector[:2]]),
             )
 
     @contextlib.contextmanager

@@ -105,23 +105,30 @@ def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, exp
 
 
 @pytest.mark.parametrize(
-    ("rank", "cosine", "vector_rank", "keyword_rank", "label"),
+    ("rank", "cosine", "vector_rank", "keyword_rank", "second", "label"),
     [
-        (1, 0.45, 1, 1, "strong"),
-        (1, 0.35, 1, 1, "possible"),  # both agree, but the vectors are far apart
-        (1, 0.9, 1, None, "possible"),  # a close vector the keywords do not confirm
-        (1, 0.5, 2, 1, "possible"),
-        (1, 0.34, 1, 1, "weak"),  # the nearest of a store that holds no answer
-        (2, 0.34, 2, 2, "weak"),
-        (2, 0.5, 3, 2, "possible"),
-        (2, 0.8, 2, None, "weak"),
-        (3, 0.5, 4, 1, "weak"),
+        (1, 0.45, 1, 1, 0.30, "strong"),
+        (1, 0.45, 1, 1, 0.40, "possible"),  # both agree, but a neighbour is nearly as near
+        (1, 0.62, 1, 1, 0.55, "possible"),
+        (1, 0.35, 1, 1, 0.10, "possible"),  # both agree, but the vectors are far apart
+        (1, 0.9, 1, None, 0.2, "possible"),  # a close vector the keywords do not confirm
+        (1, 0.5, 2, 1, 0.6, "possible"),
+        (1, 0.34, 1, 1, 0.1, "weak"),  # the nearest of a store that holds no answer
+        (2, 0.34, 2, 2, 0.4, "weak"),
+        (2, 0.5, 3, 2, 0.6, "possible"),
+        (2, 0.8, 2, None, 0.9, "weak"),
+        (3, 0.5, 4, 1, 0.7, "weak"),
     ],
 )
-def test_relevance_labels_read_whether_the_two_rankings_agree(
-    rank, cosine, vector_rank, keyword_rank, label
+def test_relevance_labels_read_whether_the_rankings_agree_and_the_nearest_leads(
+    rank, cosine, vector_rank, keyword_rank, second, label
 ):
-    assert ranking.relevance(rank, cosine, vector_rank, keyword_rank) == label
+    assert ranking.relevance(rank, cosine, vector_rank, keyword_rank, second) == label
+
+
+def test_the_runner_up_is_the_second_best_cosine_of_the_candidates():
+    assert ranking.runner_up([0.2, 0.7, 0.5]) == 0.5
+    assert ranking.runner_up([0.7]) == -1.0
 
 
 @pytest.mark.parametrize(
