@@ -196,7 +196,9 @@ class SessionTools:
         self.searches.append(
             ev.MemorySearchReport(
                 query=report.query,
-                matches=[{"memory_id": m.memory_id, "score": m.score} for m in matches],
+                matches=[
+                    {"memory_id": m.memory_id, "score": m.score, "label": m.label} for m in matches
+                ],
             )
         )
         self.emit(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.events import SessionReport
+from agent.events import MemorySearchReport, SessionReport
 from app.cli.commands.demo import own_program, print_demo_summary
 from app.cli.main import main
 from app.sessions.headless import ask_terminal
@@ -249,6 +249,23 @@ def test_a_declined_store_makes_the_demo_incomplete_not_failed(capsys, tmp_path)
     out = capsys.readouterr().out
     assert "declined storing its fix" in out and "✗" not in out
     assert "not run: nothing stored" in out
+
+
+def test_only_alpha_s_fix_counts_as_beta_s_retrieval(capsys, tmp_path):
+    """A match of another cause is no success: with alpha's fix not delivered, the summary
+    says nothing relevant was found and fails; with it, the other match is not counted."""
+    other = MemorySearchReport(query="q", matches=[{"memory_id": "f" * 36, "score": 0.7}])
+    found = MemorySearchReport(query="q", matches=[{"memory_id": "a" * 36, "score": 0.66}])
+    alpha = _finished("alpha", _report("alpha", stored=["a" * 36]), tmp_path)
+    for searches, code in (([other], 1), ([other, found], 0)):
+        beta = _report("beta", stored=[]).model_copy(update={"memory_searches": searches})
+        assert print_demo_summary([alpha, _finished("beta", beta, tmp_path)], 0, "m") == code
+        out = capsys.readouterr().out
+        assert "beta was also given 1 match(es) of another cause: not counted" in out
+        if code:
+            assert "✗ beta found nothing relevant in memory" in out
+        else:
+            assert "✓ beta retrieved alpha's fix, the same cause" in out
 
 
 def test_the_demo_summary_says_where_it_stored_and_how_to_search_there(capsys, tmp_path):

@@ -113,7 +113,7 @@ def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys, monkeypatch
     alpha, beta = (done.report for done in app.sessions.finished)
     assert [done.plan.workspace.name for done in app.sessions.finished] == ["alpha", "beta"]
     assert code == 0, out
-    assert "✓ beta retrieved alpha's fix" in out
+    assert "✓ beta retrieved alpha's fix, the same cause" in out
     assert "✓ beta searched memory before its first edit" in out
     # the operator confirmed each write, and beta's matches pane shows alpha's fix
     assert cli_env.stored == alpha.stored_memory_ids + beta.stored_memory_ids

@@ -184,7 +184,7 @@ def test_demo_headless_runs_the_experiment_end_to_end(capsys, data_dir, real_emb
     for check in (
         "alpha passed its tests and stored a confirmed fix",
         "beta started a new response chain",
-        "beta retrieved alpha's fix",
+        "beta retrieved alpha's fix, the same cause: a comma-separated value keeps the space",
         "beta searched memory before its first edit",
         "beta's fix passes the original, untouched tests",
     ):

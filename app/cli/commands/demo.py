@@ -1,8 +1,10 @@
 """`astra-memory demo [--headless]`: the seed's two-session experiment, offline.
 
 alpha fixes its bug on an empty memory scope and stores the fix; beta, a different project
-on a new response chain, must retrieve it before its first edit; beta's fix is then checked
-against the original, untouched tests in a fresh workspace.
+with a bug of the same cause (`SHARED_CAUSE`), on a new response chain, must retrieve it
+before its first edit; beta's fix is then checked against the original, untouched tests in
+a fresh workspace. Only alpha's fix counts as a retrieval: any other match delivered to beta
+is of another cause, and the summary says nothing relevant was found.
 
 One plan (`plan_demo`) serves both ways to run it: in the dashboard, where the operator
 confirms each store, and headless, printed as it runs. The dashboard's first frame must not
@@ -41,6 +43,10 @@ if TYPE_CHECKING:
     from agent.loop import AstraAgent
 
 console = make_console()
+
+# alpha's CORS origins and beta's post tags: a comma-separated value keeps the space after
+# its comma (demo_projects/README.md)
+SHARED_CAUSE = "a comma-separated value keeps the space after its comma"
 
 
 @dataclass(frozen=True)
@@ -166,7 +172,11 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     for session in sessions:
         r = session.report
         matches = "; ".join(
-            ", ".join(f"{m['memory_id'][:8]} {m['score']:.4f}" for m in search.matches) or "none"
+            ", ".join(
+                f"{m['memory_id'][:8]} {m.get('label', '')} {m['score']:.4f}"
+                for m in search.matches
+            )
+            or "none"
             for search in r.memory_searches
         )
         tests = counts_text(r.tests.passed, r.tests.failed) if r.tests else "not run"
@@ -182,6 +192,7 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     console.print(table)
     alpha, beta = (session.report for session in sessions)
     beta_found = {m["memory_id"] for s in beta.memory_searches for m in s.matches}
+    same_cause = bool(set(alpha.stored_memory_ids) & beta_found)
     # alpha's rehearsal always offers its fix once its tests pass: nothing stored then
     # means the operator said no, and beta had nothing to find.
     declined = alpha.exit_code == 0 and not alpha.stored_memory_ids
@@ -192,8 +203,11 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
         ),
         ("beta started a new response chain", not beta.first_request_chained),
         (
-            "beta retrieved alpha's fix",
-            None if declined else bool(set(alpha.stored_memory_ids) & beta_found),
+            f"beta retrieved alpha's fix, the same cause: {SHARED_CAUSE}"
+            if same_cause
+            else "beta found nothing relevant in memory (alpha's fix, the same cause, was not "
+            "delivered)",
+            None if declined else same_cause,
         ),
         (
             "beta searched memory before its first edit",
@@ -205,6 +219,8 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
     for text, held in checks:
         mark = "[yellow]-" if held is None else "[green]✓" if held else "[red]✗"
         console.print(f"{mark} {text}{' (not run: nothing stored)' if held is None else ''}[/]")
+    if other := len(beta_found - set(alpha.stored_memory_ids)):
+        console.print(f"  beta was also given {other} match(es) of another cause: not counted")
     scope = sessions[0].plan.options.scope if sessions else "default"
     console.print(f"memory: {url} · scope {scope}")
     console.print(
