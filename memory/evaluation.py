@@ -236,13 +236,15 @@ async def vector_only(service: MemoryService, queries: list[EvalQuery]) -> EvalR
     """The other half alone: the stored vectors ranked by cosine to the query's, no words."""
     now = service.clock()
     records = [r for r in await service.store.list_records() if not r.is_expired(now)]
-    vectors = await service.store.vectors([r.memory_id for r in records])
+    stored = await service.store.vectors([r.memory_id for r in records])
+    texts = [with_signature(focus(query.query)) for query in queries]
+    asked = dict(zip(texts, await service.embedder.embed_many(texts), strict=True))
 
     async def ranking(query: EvalQuery) -> list[str]:
         scope = query.scope or service.scope
         wanted = [r.memory_id for r in records if _searched(r, scope, query.error_type)]
-        vector = await service.embedder.embed(with_signature(focus(query.query)))
-        cosine = {memory_id: float(vectors[memory_id] @ vector) for memory_id in wanted}
+        vector = asked[with_signature(focus(query.query))]
+        cosine = {memory_id: float(stored[memory_id] @ vector) for memory_id in wanted}
         return sorted(cosine, key=cosine.__getitem__, reverse=True)[:MRR_DEPTH]
 
     return await _score(queries, ranking)
