@@ -331,33 +331,23 @@ def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
     assert code == 2 and "--top-k" in one_error_line(err)
 
 
-def test_smoke_store_then_verify_in_another_process(tmp_path):
-    env = {**os.environ, "ASTRA_DATA_DIR": str(tmp_path / "data")}
-    env.pop("ASTRA_MEMORY_URL", None)
-    cli = [sys.executable, "-m", "app.cli.main"]
-    stored = subprocess.run(
-        [*cli, "smoke", "store"], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert stored.returncode == 0, stored.stderr
-    memory_id = stored.stdout.strip()
-    assert "found it at rank 1" in stored.stderr
+def test_smoke_store_then_verify_in_another_process(capsys, tmp_path, data_dir, real_embedder):
+    """Stored here, verified by a fresh process (the model loaded once in each), then gone."""
+    code, out, err = run(capsys, "smoke", "store")
+    assert code == 0, err
+    memory_id = out.strip()
+    assert "found it at rank 1" in err
     verified = subprocess.run(
-        [*cli, "smoke", "verify", "--memory-id", memory_id],
+        [sys.executable, "-m", "app.cli.main", "smoke", "verify", "--memory-id", memory_id],
         capture_output=True,
         text=True,
-        env=env,
+        env=dict(os.environ),  # data_dir set ASTRA_DATA_DIR
         timeout=300,
     )
     assert verified.returncode == 0, verified.stderr
     assert f"verified {memory_id}" in verified.stdout
-    again = subprocess.run(
-        [*cli, "smoke", "verify", "--memory-id", memory_id],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert again.returncode == 1 and "no smoke record" in again.stderr
+    code, _, err = run(capsys, "smoke", "verify", "--memory-id", memory_id)
+    assert code == 1 and "no smoke record" in err
 
 
 def test_an_unwritable_export_path_is_one_line_naming_it(capsys, tmp_path, data_dir):
