@@ -128,14 +128,21 @@ class LedgerLines:
     refused: list[str]
 
 
+# more than any one request can cost: two lines of 1e308 would sum to an infinite total
+MAX_CHARGE_USD = 1_000_000
+
+
 def _refusal(row: object) -> str | None:
     """Why a ledger line cannot be counted, or None. A cost that is missing, negative, NaN or
-    infinite would make the total look smaller (or unreadable) than what was billed."""
+    infinite would make the total look smaller (or unreadable) than what was billed; one
+    beyond any request's cost, an infinite sum of finite lines."""
     if not isinstance(row, dict):
         return "not a JSON object"
     cost = row.get("cost_usd")
     if not _amount(cost, (int, float)):
         return f"cost_usd {cost!r} is not a finite number of dollars, 0 or more"
+    if cost > MAX_CHARGE_USD:
+        return f"cost_usd {cost!r} is more than any one request can cost (${MAX_CHARGE_USD:,})"
     for name in TOKEN_FIELDS:
         value = row.get(name)
         if value is not None and not _amount(value, (int,)):

@@ -225,3 +225,20 @@ def test_a_ledger_it_cannot_count_is_said_and_stops_a_live_session(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert f"the ledger {data_dir / 'ledger.jsonl'} holds 2 line(s)" in err and "line 2" in err
+
+
+def test_ledger_lines_whose_sum_would_overflow_are_refused_and_the_json_stays_valid(
+    capsys, data_dir
+):
+    """Each 1e308 is finite; two of them sum to infinity, which no JSON can hold."""
+    data_dir.mkdir()
+    (data_dir / "ledger.jsonl").write_text(
+        '{"session_id": "a", "cost_usd": 0.25}\n' + '{"session_id": "b", "cost_usd": 1e308}\n' * 2
+    )
+    assert main(["ledger", "--json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in --json"))
+    assert len(report["refused_lines"]) == 2
+    assert "more than any one request can cost" in report["refused_lines"][0]
+    assert main(["ledger"]) == 0
+    assert "total $0.2500" in capsys.readouterr().out
