@@ -158,3 +158,21 @@ async def test_the_narrow_history_tells_its_sessions_apart(settings, url):
             rows = [line for line in (one, other) if f"-{name} " in line]
             assert len(rows) == 1 and f"/{name} " in rows[0] + " ", (size, one, other)
     assert "gpt-6-ast " not in " ".join(drawn_rows[(80, 24)])
+
+
+async def test_an_unreadable_summary_is_said_not_silently_left_out(settings, url, alpha):
+    recorded(settings, alpha)
+    broken = summary_path(settings.data_dir / "transcripts", "session-broken")
+    broken.write_text('{"session_id": "session-broken", "cost_usd": "lots"}')
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.action_history()
+        await wait_for_screen(pilot, HistoryScreen)
+        await wait_for(pilot, lambda: app.screen.query_one(DataTable).row_count == 1)
+        title = str(app.screen.query_one("#history-title", Label).render())
+        assert title.endswith("1 sessions · 1 unreadable, not listed")
+        warned = [str(n.message) for n in app._notifications]
+        assert any(
+            "1 session summary(ies) could not be read" in m and str(broken) in m for m in warned
+        )

@@ -127,15 +127,23 @@ class HistoryScreen(Screen[SessionEntry | None]):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False, description="history")
     def load(self) -> None:
-        entries = load_history(self.data_dir)
-        self.app.call_from_thread(self._fill, entries)
+        unreadable: list[str] = []
+        entries = load_history(self.data_dir, unreadable)
+        self.app.call_from_thread(self._fill, entries, unreadable)
 
-    def _fill(self, entries: list[SessionEntry]) -> None:
+    def _fill(self, entries: list[SessionEntry], unreadable: list[str]) -> None:
         self.entries = entries
         self._draw_rows()
+        skipped = f" · {len(unreadable)} unreadable, not listed" if unreadable else ""
         self.query_one("#history-title", Label).update(
-            f"Sessions · {self.data_dir} · {len(entries)} sessions"
+            f"Sessions · {self.data_dir} · {len(entries)} sessions{skipped}"
         )
+        if unreadable:
+            self.notify(
+                f"{len(unreadable)} session summary(ies) could not be read and are not "
+                f"listed; the first: {unreadable[0]}",
+                severity="warning",
+            )
         self.query_one("#history-effect", Label).update(
             "Memory's effect: " + " · ".join(memory_effect(entries).lines())
         )
