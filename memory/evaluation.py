@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from memory.errors import MemoryValidationError
-from memory.records import LABELS, Label, MemoryRecord, SearchRequest
+from memory.records import LABELS, Label, SearchRequest
 from memory.retrieval.failure_text import focus
 from memory.retrieval.ranking import keyword_text
 from memory.retrieval.signature import with_signature
@@ -190,27 +190,27 @@ async def fix_text_baseline(service: MemoryService, queries: list[EvalQuery]) ->
 
 async def plain_bm25(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
     """The peer: plain BM25 from `bm25s` (its own tokenizer and English stop words) over the
-    same fields the keyword side indexes, in the query's scope and error type; no vectors, no
-    reading of the query. A ranking that loses to it should not be the default."""
+    same fields the keyword side indexes, in the query's scope; no vectors, no reading of
+    the query, no error type. A ranking that loses to it should not be the default."""
     import bm25s
 
     now = service.clock()
     records = [r for r in await service.store.list_records() if not r.is_expired(now)]
-    indexes: dict[tuple[str, str | None], tuple[bm25s.BM25, list[str]]] = {}
+    indexes: dict[str, tuple[bm25s.BM25, list[str]]] = {}
 
-    def index(scope: str, error_type: str | None) -> tuple[bm25s.BM25, list[str]]:
-        if (scope, error_type) not in indexes:
-            chosen = [r for r in records if _searched(r, scope, error_type)]
+    def index(scope: str) -> tuple[bm25s.BM25, list[str]]:
+        if scope not in indexes:
+            chosen = [r for r in records if r.scope == scope]
             retriever = bm25s.BM25()
             if chosen:
                 retriever.index(
                     _bm25_tokens([keyword_text(r) for r in chosen]), show_progress=False
                 )
-            indexes[scope, error_type] = (retriever, [r.memory_id for r in chosen])
-        return indexes[scope, error_type]
+            indexes[scope] = (retriever, [r.memory_id for r in chosen])
+        return indexes[scope]
 
     async def ranking(query: EvalQuery) -> list[str]:
-        retriever, ids = index(query.scope or service.scope, query.error_type)
+        retriever, ids = index(query.scope or service.scope)
         if not ids:
             return []
         scores = retriever.get_scores(_bm25_tokens([query.query])[0])
@@ -226,12 +226,6 @@ def _bm25_tokens(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", return_ids=False, show_progress=False)
 
 
-def _searched(record: MemoryRecord, scope: str, error_type: str | None) -> bool:
-    """Whether a search in `scope` for `error_type` looks at `record`, as the stores narrow."""
-    wanted = error_type is None or record.error_type.casefold() == error_type.casefold()
-    return record.scope == scope and wanted
-
-
 async def vector_only(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:
     """The other half alone: the stored vectors ranked by cosine to the query's, no words."""
     now = service.clock()
@@ -242,7 +236,7 @@ async def vector_only(service: MemoryService, queries: list[EvalQuery]) -> EvalR
 
     async def ranking(query: EvalQuery) -> list[str]:
         scope = query.scope or service.scope
-        wanted = [r.memory_id for r in records if _searched(r, scope, query.error_type)]
+        wanted = [r.memory_id for r in records if r.scope == scope]
         vector = asked[with_signature(focus(query.query))]
         cosine = {memory_id: float(stored[memory_id] @ vector) for memory_id in wanted}
         return sorted(cosine, key=cosine.__getitem__, reverse=True)[:MRR_DEPTH]

@@ -274,25 +274,29 @@ class SQLiteMemoryStore:
         return await self._run(self.search_sync, request)
 
     def search_sync(self, request: SearchRequest) -> list[MemorySearchResult]:
-        """Hybrid search over the records that pass scope, error type and expiry: cosine
-        and BM25 rankings fused as `memory.retrieval.ranking` says."""
+        """Hybrid search over the records that pass scope and expiry: cosine, BM25 and the
+        error type's rankings fused as `memory.retrieval.ranking` says."""
         text, scope, top_k = request.query_text, request.scope, request.top_k
         with self._snapshot():
             self._sync_index()
             error_key = request.error_type.casefold() if request.error_type else None
             query = np.asarray(request.vector, dtype=np.float32).reshape(-1)
             pool = ranking.candidate_pool(top_k)
-            by_vector = self._index.top(query, scope, error_key, request.now.timestamp(), pool)
+            by_vector = self._index.top(query, scope, request.now.timestamp(), pool)
             if not by_vector:
                 return []
-            by_keyword = self._keyword_ranking(text, scope, error_key, request.now, pool)
+            by_keyword = self._keyword_ranking(text, scope, request.now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
+            by_type = []
+            if error_key:
+                ranked_ids = [*dict.fromkeys([*vector_ids, *by_keyword])]
+                by_type = self._index.with_error_type(ranked_ids, error_key)
             weights = ranking.weights(text)
             by_path = []
             if weights.path:
                 looked_at = ranking.path_candidates(top_k, vector_ids, by_keyword)
                 by_path = ranking.path_ranking(text, self._file_paths(looked_at))
-            fused = ranking.fuse(vector_ids, by_keyword, by_path, weights)
+            fused = ranking.fuse(vector_ids, by_keyword, by_path, weights, by_type)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
@@ -320,35 +324,19 @@ class SQLiteMemoryStore:
         finally:
             self._conn.execute("COMMIT")
 
-    async def keyword_search(
-        self, text: str, *, scope: str | None, error_type: str | None, limit: int, now: datetime
-    ) -> list[str]:
-        """Ids by plain BM25 over every word of `text`: the keyword baseline of `memory eval`."""
-        error_key = error_type.casefold() if error_type else None
-        return await self._run(
-            self._keyword_ranking, text, scope, error_key, now, limit, ranking.keyword_words
-        )
-
     def _keyword_ranking(
-        self,
-        text: str,
-        scope: str | None,
-        error_key: str | None,
-        now: datetime,
-        limit: int,
-        words_of: Callable[[str], list[str]] | None = None,
+        self, text: str, scope: str | None, now: datetime, limit: int
     ) -> list[str]:
-        words = words_of(text) if words_of else self._rare_words(ranking.query_words(text))
+        words = self._rare_words(ranking.query_words(text))
         if not words:
             return []
         match = " OR ".join(f'"{word}"' for word in words)
         rows = self._conn.execute(
             """SELECT m.memory_id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
                WHERE memories_fts MATCH ?1 AND (?2 IS NULL OR m.scope = ?2)
-                 AND (?3 IS NULL OR m.error_type_key = ?3)
-                 AND (m.expires_epoch IS NULL OR m.expires_epoch > ?4)
-               ORDER BY bm25(memories_fts) LIMIT ?5""",
-            (match, scope, error_key, now.timestamp(), limit),
+                 AND (m.expires_epoch IS NULL OR m.expires_epoch > ?3)
+               ORDER BY bm25(memories_fts) LIMIT ?4""",
+            (match, scope, now.timestamp(), limit),
         )
         return [row[0] for row in rows]
 

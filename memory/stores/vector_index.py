@@ -89,8 +89,8 @@ class VectorIndex:
                 column[row] = column[last]
         self._ids.pop()
 
-    def candidates(self, scope: str | None, error_key: str | None, now_epoch: float) -> np.ndarray:
-        """Row numbers that pass scope (None: every scope), error type and expiry."""
+    def candidates(self, scope: str | None, now_epoch: float) -> np.ndarray:
+        """Row numbers that pass scope (None: every scope) and expiry."""
         used = len(self._ids)
         scope_code = self._codes.get(scope) if scope is not None else None
         if scope is not None and scope_code is None:
@@ -100,11 +100,6 @@ class VectorIndex:
             if scope_code is not None
             else np.ones(used, dtype=bool)
         )
-        if error_key is not None:
-            error_code = self._codes.get(error_key)
-            if error_code is None:
-                return np.empty(0, dtype=np.intp)
-            mask &= self._error[:used] == error_code
         mask &= self._expires[:used] > now_epoch
         return np.flatnonzero(mask)
 
@@ -112,12 +107,11 @@ class VectorIndex:
         self,
         query: np.ndarray,
         scope: str | None,
-        error_key: str | None,
         now_epoch: float,
         limit: int,
     ) -> list[tuple[str, float]]:
         """The `limit` most similar candidates as (memory_id, cosine), best first."""
-        rows = self.candidates(scope, error_key, now_epoch)
+        rows = self.candidates(scope, now_epoch)
         if rows.size == 0:
             return []
         used = len(self._ids)
@@ -138,6 +132,17 @@ class VectorIndex:
             for memory_id in memory_ids
             if memory_id in self._row_of
         }
+
+    def with_error_type(self, memory_ids: Sequence[str], error_key: str) -> list[str]:
+        """Those of `memory_ids`, in order, stored under `error_key` (a casefolded type)."""
+        code = self._codes.get(error_key)
+        return [
+            memory_id
+            for memory_id in memory_ids
+            if code is not None
+            and memory_id in self._row_of
+            and self._error[self._row_of[memory_id]] == code
+        ]
 
     def similarities(self, query: np.ndarray, memory_ids: Sequence[str]) -> dict[str, float]:
         rows = [self._row_of[memory_id] for memory_id in memory_ids]

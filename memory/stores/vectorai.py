@@ -350,12 +350,11 @@ class VectorAIMemoryStore:
 
     async def search(self, request: SearchRequest) -> list[MemorySearchResult]:
         """The in-scope (every scope for None), unexpired records nearest by cosine, then
-        fused with BM25 over those candidates, as `memory.retrieval.ranking.hybrid` says."""
+        fused with BM25 over those candidates and the error type's ranking, as
+        `memory.retrieval.ranking.hybrid` says."""
         conditions = [Field(EXPIRES_KEY).gt(request.now.timestamp())]
         if request.scope is not None:
             conditions.append(Field("scope").eq(request.scope))
-        if request.error_type:
-            conditions.append(Field(ERROR_KEY).eq(request.error_type.casefold()))
         query = _point_vector(request.vector)
         client = await self._ready()
         points = await self._call(
@@ -369,7 +368,9 @@ class VectorAIMemoryStore:
             ),
         )
         candidates = [(_record(point.payload), point.score) for point in points]
-        return ranking.hybrid(candidates, request.query_text, request.min_score, request.top_k)
+        return ranking.hybrid(
+            candidates, request.query_text, request.error_type, request.min_score, request.top_k
+        )
 
     async def close(self) -> None:
         async with self._opening:

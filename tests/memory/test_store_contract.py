@@ -48,14 +48,24 @@ async def test_other_scopes_find_nothing(any_store):
     assert len(await any_store.list_records(scope="beta")) == 5
 
 
-async def test_error_type_filter_is_case_insensitive(any_store):
+async def test_the_error_type_lifts_its_records_case_insensitively_and_leaves_none_out(
+    any_store,
+):
+    """A bonus, not a filter: a reported StopIteration may be fixed as a RuntimeError."""
     query = unit(1)
     await any_store.upsert_many(
-        [(record("close", error_type="KeyError"), query), (record("far"), unit(2))]
+        [
+            (record("near", error_type="KeyError"), query),
+            (record("next"), blend(query, unit(2), 0.9)),
+        ]
     )
-    found = await search(any_store, query, error_type="assertionerror", top_k=1)
-    assert ids(found) == [mid("far")]
-    assert await search(any_store, query, error_type="ValueError") == []
+    assert ids(await search(any_store, query)) == [mid("near"), mid("next")]
+    lifted = await search(any_store, query, error_type="assertionerror")
+    assert ids(lifted) == [mid("next"), mid("near")]
+    assert ids(await search(any_store, query, error_type="ValueError")) == [
+        mid("near"),
+        mid("next"),
+    ]
 
 
 async def test_expired_records_never_come_back(any_store):
