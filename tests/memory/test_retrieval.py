@@ -67,6 +67,11 @@ CORPORA = {
 }
 
 
+# held-out corpora where plain BM25 was ahead when first measured against it (recall@1
+# 0.657 against 0.672: one query of 67), with how far; never tuned on
+BM25_AHEAD = {"recurrence held out": 0.02}
+
+
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_failure_output_finds_the_fix_at_least_as_well_as_the_fix_text_alone(
     corpus, real_embedder, tmp_path, monkeypatch, capsys
@@ -87,7 +92,8 @@ def test_failure_output_finds_the_fix_at_least_as_well_as_the_fix_text_alone(
             f"\n{corpus}: recall@1 {report['recall_at_1']:.3f} "
             f"recall@3 {report['recall_at_3']:.3f} MRR {report['mrr']:.3f} | fix text alone: "
             f"recall@1 {baseline['recall_at_1']:.3f} "
-            f"recall@3 {baseline['recall_at_3']:.3f} MRR {baseline['mrr']:.3f}"
+            f"recall@3 {baseline['recall_at_3']:.3f} MRR {baseline['mrr']:.3f} | plain BM25: "
+            f"recall@1 {report['bm25']['recall_at_1']:.3f}"
         )
     assert code == 0
     assert report["queries"] >= 40
@@ -96,6 +102,11 @@ def test_failure_output_finds_the_fix_at_least_as_well_as_the_fix_text_alone(
     assert report["recall_at_1"] >= baseline["recall_at_1"]
     assert report["recall_at_3"] > baseline["recall_at_3"]
     assert report["mrr"] > baseline["mrr"]
+    # never a ranking that loses to the peer, plain BM25 (bm25s) on the same records, but
+    # where it was measured to (docs/retrieval.md): there it may not fall further behind
+    behind = BM25_AHEAD.get(corpus, 0.0)
+    assert report["recall_at_1"] >= report["bm25"]["recall_at_1"] - behind
+    assert report["mrr"] >= report["bm25"]["mrr"] - behind
 
 
 @pytest.mark.parametrize(
