@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 EMBEDDING_DIMENSION = 384
 
-Provenance = Literal["test-confirmed", "imported"]
+Provenance = Literal["test-confirmed", "imported", "proposed"]  # proposed: over MCP
 Label = Literal["weak", "possible", "strong"]
 LABELS: tuple[Label, ...] = ("weak", "possible", "strong")  # weakest first
 
@@ -183,6 +183,41 @@ class StoreStats(BaseModel):
     imported: int
     expired: int
     deliveries: int
+
+
+ProposalStatus = Literal["pending", "confirmed", "rejected"]
+
+
+class Proposal(BaseModel):
+    """A fix an MCP client proposed (`propose_fix`), redacted and flagged: never a record
+    until the operator confirms it (`memory confirm`). Its tests ran on the client's side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    proposal_id: str
+    scope: str
+    client: str  # the MCP client's name, from its initialize request
+    proposed_at: datetime
+    symptom: str
+    fix_description: str
+    error_type: str
+    file_paths: tuple[str, ...]
+    diff: str
+    test_command: str
+    test_output: str
+    flags: tuple[str, ...] = ()
+    status: ProposalStatus = "pending"
+    memory_id: str | None = None  # the record a confirmation wrote (or confirmed again)
+    decided_at: datetime | None = None
+
+    @field_validator("proposed_at", "decided_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return _require_aware(value)
+
+    @property
+    def short_id(self) -> str:
+        return self.proposal_id[:8]
 
 
 @dataclass(frozen=True)

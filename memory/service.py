@@ -22,6 +22,7 @@ from memory.records import (
     Label,
     MemoryRecord,
     MemorySearchResult,
+    Proposal,
     SearchRequest,
     TestEvidence,
     possibly_stale,
@@ -30,7 +31,7 @@ from memory.records import (
 from memory.retrieval.failure_text import focus
 from memory.retrieval.ranking import at_least, demote_stale
 from memory.retrieval.signature import with_signature
-from memory.safety import redact_secrets, sanitize_record
+from memory.safety import instruction_flags, redact_secrets, sanitize_record
 from memory.stores.protocol import MemoryStore
 
 MAX_QUERY_CHARS = 8_000
@@ -216,9 +217,12 @@ class MemoryService:
         top_k: int = 3,
         *,
         response_id: str | None = None,
+        per_record: bool = False,
     ) -> SearchReport:
         """The model's tool: validated, redacted, searched in this scope, and audited; matches
-        labelled below `min_relevance` are neither delivered nor audited."""
+        labelled below `min_relevance` are neither delivered nor audited. `per_record`
+        audits each record under a session of its own (`record_session`), whose outcome
+        `end_record_session` sets: an MCP client reports each fix's outcome apart."""
         clean_query = required_text(query, "query", MAX_QUERY_CHARS)
         clean_error = (
             None
@@ -227,7 +231,12 @@ class MemoryService:
         )
         found = await self.find(clean_query, error_type=clean_error, top_k=validate_top_k(top_k))
         results = [r for r in found if at_least(r.label, self.min_relevance)]
-        await self.store.record_deliveries(self.session_id, response_id, results)
+        if per_record:
+            for result in results:
+                session = self.record_session(result.record.memory_id)
+                await self.store.record_deliveries(session, response_id, [result])
+        else:
+            await self.store.record_deliveries(self.session_id, response_id, results)
         self.last_query = clean_query
         return SearchReport(clean_query, clean_error, results)
 
@@ -343,6 +352,81 @@ class MemoryService:
         )
         await rewrite(self.store, updated)
         return updated
+
+    def propose(
+        self,
+        *,
+        client: str,
+        symptom: str,
+        fix_description: str,
+        error_type: str,
+        file_paths: Sequence[str],
+        diff: str,
+        test_command: str,
+        test_output: str,
+    ) -> Proposal:
+        """An MCP client's fix as the pending queue keeps it: validated, every text redacted,
+        flagged when it reads as instructions. Nothing is written here."""
+        texts = {
+            "symptom": required_text(symptom, "symptom", MAX_QUERY_CHARS),
+            "fix_description": required_text(fix_description, "fix_description", MAX_FIX_CHARS),
+            "error_type": required_text(error_type, "error_type", MAX_ERROR_TYPE_CHARS),
+            "diff": required_text(diff, "diff", MAX_DIFF_CHARS),
+            "test_command": required_text(test_command, "test_command", MAX_PATH_CHARS),
+            "test_output": required_text(test_output, "test_output", MAX_DIFF_CHARS),
+        }
+        paths = clean_paths(file_paths)
+        return Proposal(
+            proposal_id=str(uuid.uuid4()),
+            scope=self.scope,
+            client=required_text(client, "client", 200),
+            proposed_at=self.clock(),
+            file_paths=paths,
+            flags=instruction_flags(*texts.values(), *paths),
+            **texts,
+        )
+
+    def record_of(self, proposal: Proposal) -> MemoryRecord:
+        """The record a confirmed proposal becomes: provenance `proposed`, its evidence the
+        test command and output the client reported (not run here)."""
+        outcome = f"tests passed on the MCP client {proposal.client}: {proposal.test_command}"
+        record = MemoryRecord(
+            memory_id=repair_id(
+                proposal.scope,
+                f"mcp-proposal:{proposal.proposal_id}",
+                proposal.fix_description,
+                proposal.error_type,
+                *proposal.file_paths,
+            ),
+            scope=proposal.scope,
+            fix_description=proposal.fix_description,
+            error_type=proposal.error_type,
+            file_paths=proposal.file_paths,
+            outcome=outcome[:MAX_OUTCOME_CHARS],
+            symptom=proposal.symptom,
+            diff=proposal.diff,
+            session_id=f"mcp:{proposal.client}:{proposal.proposal_id}",
+            timestamp=self.clock(),
+            embedding_model=self.embedder.model_name,
+            provenance="proposed",
+            evidence=TestEvidence(
+                command=proposal.test_command,
+                exit_code=0,
+                passed=None,
+                failed=None,
+                output_excerpt=proposal.test_output[-1500:],
+                source=f"reported by the MCP client {proposal.client}",
+            ),
+        )
+        return sanitize_record(record)
+
+    def record_session(self, memory_id: str) -> str:
+        """The audit session of one record delivered by a `per_record` search."""
+        return f"{self.session_id}/{memory_id}"
+
+    async def end_record_session(self, memory_id: str, worked: bool) -> None:
+        """One delivered record's outcome, as `end_session` gives every record's."""
+        await self.store.mark_session_outcome(self.record_session(memory_id), worked)
 
     async def end_session(self, tests_green: bool) -> None:
         """Tell the audit whether this session's tests ended green, for every record it got."""

@@ -95,6 +95,25 @@ def m001_records_keywords_audit(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX deliveries_session ON deliveries(session_id)")
 
 
+@migration
+def m002_pending_proposals(conn: sqlite3.Connection) -> None:
+    """The MCP clients' proposals waiting for the operator (memory.stores.pending)."""
+    conn.execute(
+        """CREATE TABLE pending_proposals (
+                id INTEGER PRIMARY KEY,
+                proposal_id TEXT NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                proposed_at TEXT NOT NULL,
+                proposal_json TEXT NOT NULL,
+                status TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (status IN ('pending', 'confirmed', 'rejected')),
+                memory_id TEXT,
+                decided_at TEXT
+            )"""
+    )
+    conn.execute("CREATE INDEX pending_proposals_status ON pending_proposals(status, id)")
+
+
 LATEST_VERSION = len(MIGRATIONS)
 
 

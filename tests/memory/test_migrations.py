@@ -53,7 +53,7 @@ async def test_a_database_made_before_this_module_opens_unchanged(v1_copy, tmp_p
         applied_before = conn.execute("SELECT * FROM astra_schema_migrations").fetchall()
     store = open_store(f"sqlite:///{v1_copy}")
     try:
-        assert store.schema_version() == migrations.LATEST_VERSION == 1
+        assert store.schema_version() == migrations.LATEST_VERSION == 2  # m002: pending queue
         # The cache record's own vector, but the audit record's words: only the keyword
         # index of the old file can put the audit record first.
         found = await store.search(
@@ -66,7 +66,8 @@ async def test_a_database_made_before_this_module_opens_unchanged(v1_copy, tmp_p
     finally:
         await store.close()
     with sqlite3.connect(v1_copy) as conn:
-        assert conn.execute("SELECT * FROM astra_schema_migrations").fetchall() == applied_before
+        applied = conn.execute("SELECT * FROM astra_schema_migrations").fetchall()
+        assert applied[:1] == applied_before and applied[1][1] == "m002_pending_proposals"
     await open_store(f"sqlite:///{tmp_path / 'fresh.sqlite3'}").close()
     assert schema(v1_copy) == schema(tmp_path / "fresh.sqlite3")
 
@@ -86,45 +87,46 @@ async def test_a_v1_record_loads_unconfirmed_and_can_be_confirmed_again(v1_copy)
     try:
         again = await store.get(AUDIT_ID)
         assert again.times_confirmed == 2 and again.confirmations[0].session_id == "later"
-        assert store.schema_version() == 1 and await store.count() == 2
+        assert store.schema_version() == 2 and await store.count() == 2
     finally:
         await store.close()
 
 
-def failing_m002(conn: sqlite3.Connection) -> None:
+def failing_m003(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE half_done (id INTEGER)")
     raise sqlite3.OperationalError("stopped part-way")
 
 
-def m002_half_done(conn: sqlite3.Connection) -> None:
+def m003_half_done(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE half_done (id INTEGER)")
 
 
 async def test_a_migration_stopped_part_way_leaves_nothing_and_runs_again(v1_copy, monkeypatch):
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, failing_m002])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, failing_m003])
     with pytest.raises(Exception, match="stopped part-way"):
         open_store(f"sqlite:///{v1_copy}")
     with sqlite3.connect(v1_copy) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "half_done" not in tables
-        assert conn.execute("SELECT max(version) FROM astra_schema_migrations").fetchone() == (1,)
+        assert conn.execute("SELECT max(version) FROM astra_schema_migrations").fetchone() == (2,)
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS[:1], m002_half_done])
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS[:2], m003_half_done])
     store = open_store(f"sqlite:///{v1_copy}")
-    assert store.schema_version() == 2
+    assert store.schema_version() == 3
     assert await store.get(AUDIT_ID) is not None
     await store.close()
     with sqlite3.connect(v1_copy) as conn:
         names = [row[0] for row in conn.execute("SELECT name FROM astra_schema_migrations")]
-    assert names == ["m001_records_keywords_audit", "m002_half_done"]
+    assert names == ["m001_records_keywords_audit", "m002_pending_proposals", "m003_half_done"]
 
 
 def test_a_migration_must_carry_its_number(monkeypatch):
     monkeypatch.setattr(migrations, "MIGRATIONS", list(migrations.MIGRATIONS))
-    with pytest.raises(ValueError, match="m002_"):
-        migrations.migration(failing_m002)
-    assert migrations.migration(m002_half_done) is m002_half_done
+    with pytest.raises(ValueError, match="m003_"):
+        migrations.migration(failing_m003)
+    assert migrations.migration(m003_half_done) is m003_half_done
     assert [m.__name__ for m in migrations.MIGRATIONS] == [
         "m001_records_keywords_audit",
-        "m002_half_done",
+        "m002_pending_proposals",
+        "m003_half_done",
     ]

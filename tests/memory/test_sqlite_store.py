@@ -20,14 +20,14 @@ async def test_schema_is_versioned_and_in_wal_mode(store, db_path):
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         names = [row[0] for row in conn.execute("SELECT name FROM astra_schema_migrations")]
-    assert names == ["m001_records_keywords_audit"]
+    assert names == ["m001_records_keywords_audit", "m002_pending_proposals"]
 
 
 async def test_reopening_applies_no_migration_twice(db_path):
     for _ in range(2):
         await open_store(f"sqlite:///{db_path}").close()
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM astra_schema_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM astra_schema_migrations").fetchone()[0] == LATEST_VERSION
 
 
 async def test_newer_schema_is_refused(db_path):

@@ -1,0 +1,149 @@
+"""The pending queue: fixes MCP clients proposed, waiting for the operator's yes or no.
+
+It lives in a SQLite file, each write one IMMEDIATE transaction with synchronous=FULL, so a
+proposal acknowledged to a client survives kill -9 of the server or of `memory confirm`.
+For a `sqlite://` store the file is the store's own (table `pending_proposals`, migration
+m002). A VectorAI store has no local file, and its server is shared by a team while a
+proposal is one operator's to review: the queue is then `pending.sqlite3` in the data dir,
+beside the ledger and the transcripts, the same schema opened the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+from memory.errors import MemoryStoreError, MemoryValidationError
+from memory.records import Proposal, ProposalStatus, utc_now
+from memory.stores import migrations
+from memory.stores.protocol import sqlite_path_from_url
+
+T = TypeVar("T")
+
+
+class AmbiguousProposalIdError(MemoryValidationError):
+    """A proposal id prefix that matches more than one proposal."""
+
+
+def queue_path(memory_url: str, data_dir: Path) -> Path:
+    """Where the pending queue of this memory lives (see the module's docstring)."""
+    if urlsplit(memory_url).scheme == "sqlite":
+        return sqlite_path_from_url(memory_url)
+    return data_dir / "pending.sqlite3"
+
+
+class PendingQueue:
+    """Proposals by id, oldest first; a decision is taken once, only from `pending`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn = migrations.open_database(self.path)
+
+    async def _run(self, function: Callable[..., T], *args: object) -> T:
+        return await asyncio.to_thread(self._locked, function, *args)
+
+    def _locked(self, function: Callable[..., T], *args: object) -> T:
+        with self._lock:
+            try:
+                return function(*args)
+            except sqlite3.DatabaseError as exc:
+                raise MemoryStoreError(migrations.describe_error(exc, self.path)) from exc
+
+    def _write(self, sql: str, parameters: tuple[object, ...]) -> int:
+        """One statement as one IMMEDIATE transaction; the number of rows it changed."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            changed = self._conn.execute(sql, parameters).rowcount
+            self._conn.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        return changed
+
+    async def add(self, proposal: Proposal) -> None:
+        await self._run(
+            self._write,
+            "INSERT INTO pending_proposals (proposal_id, scope, proposed_at, proposal_json) "
+            "VALUES (?, ?, ?, ?)",
+            (
+                proposal.proposal_id,
+                proposal.scope,
+                proposal.proposed_at.isoformat(),
+                proposal.model_dump_json(),
+            ),
+        )
+
+    async def find(self, proposal_id: str) -> Proposal:
+        """The proposal with this id, or the one whose id starts with it; else a clear error."""
+
+        def read() -> list[tuple[str, ...]]:
+            return self._conn.execute(
+                f"SELECT proposal_id, {_COLUMNS} FROM pending_proposals "
+                "WHERE substr(proposal_id, 1, length(?1)) = ?1 ORDER BY id",
+                (proposal_id,),
+            ).fetchall()
+
+        rows = await self._run(read)
+        exact = [row for row in rows if row[0] == proposal_id]
+        if exact or len(rows) == 1:
+            return _proposal(*(exact or rows)[0][1:])
+        if rows:
+            raise AmbiguousProposalIdError(
+                f"proposal id prefix {proposal_id!r} matches {len(rows)} proposals; give more"
+            )
+        raise MemoryValidationError(f"no proposal with id {proposal_id!r}")
+
+    async def listing(self, status: ProposalStatus | None = "pending") -> list[Proposal]:
+        """Proposals of this status (None: all), oldest first."""
+
+        def read() -> list[tuple[str, ...]]:
+            return self._conn.execute(
+                f"SELECT {_COLUMNS} FROM pending_proposals "
+                "WHERE ?1 IS NULL OR status = ?1 ORDER BY id",
+                (status,),
+            ).fetchall()
+
+        return [_proposal(*row) for row in await self._run(read)]
+
+    async def count_pending(self) -> int:
+        return await self._run(
+            lambda: self._conn.execute(
+                "SELECT count(*) FROM pending_proposals WHERE status = 'pending'"
+            ).fetchone()[0]
+        )
+
+    async def decide(
+        self, proposal_id: str, status: ProposalStatus, memory_id: str | None = None
+    ) -> bool:
+        """Mark a pending proposal confirmed or rejected; False if it was decided already."""
+
+        changed = await self._run(
+            self._write,
+            "UPDATE pending_proposals SET status = ?, memory_id = ?, decided_at = ? "
+            "WHERE proposal_id = ? AND status = 'pending'",
+            (status, memory_id, utc_now().isoformat(), proposal_id),
+        )
+        return changed == 1
+
+    async def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+_COLUMNS = "proposal_json, status, memory_id, decided_at"
+
+
+def _proposal(body: str, status: str, memory_id: str | None, decided_at: str | None) -> Proposal:
+    """A row as a Proposal: the JSON holds what was proposed, the columns its decision."""
+    decided = datetime.fromisoformat(decided_at) if decided_at else None
+    return Proposal.model_validate_json(body).model_copy(
+        update={"status": status, "memory_id": memory_id, "decided_at": decided}
+    )
