@@ -140,6 +140,25 @@ def build_parser() -> argparse.ArgumentParser:
     add_memory_id(unstale)
 
     actions.add_parser(
+        "pending",
+        parents=[store_options, json_option],
+        help="fixes MCP clients proposed, waiting for confirm or reject",
+    )
+    confirm = actions.add_parser(
+        "confirm",
+        parents=[store_options],
+        help="write a fix an MCP client proposed to memory",
+        description="Shows the record, its diff and the nearest records, then asks; without "
+        "a terminal, --yes is required.",
+    )
+    confirm.add_argument("--yes", action="store_true", help="confirm without asking")
+    reject = actions.add_parser("reject", parents=[store_options], help="drop a proposed fix")
+    for decision in (confirm, reject):
+        decision.add_argument(
+            "proposal_id", metavar="ID", type=id_prefix, help="a proposal id or a unique prefix"
+        )
+
+    actions.add_parser(
         "stats", parents=[store_options, json_option], help="counts by scope and error type"
     )
 
@@ -235,6 +254,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_memory_url(demo)
 
+    mcp = commands.add_parser(
+        "mcp",
+        parents=[store_options],
+        help="serve the memory to MCP clients (Claude Code, Codex, ...) over stdio",
+        description="A Model Context Protocol server on stdin/stdout: search_fixes, get_fix, "
+        "propose_fix (into the pending queue: `memory pending`, `memory confirm`), "
+        "proposal_status, report_outcome. Nothing reaches memory without your confirmation.",
+    )
+    mcp.add_argument(
+        "--scope", type=scope_name, help="the scope searched and proposed into (default: default)"
+    )
+
     doctor = commands.add_parser(
         "doctor",
         parents=[session_options],
@@ -328,7 +359,7 @@ def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
     args.config = config
     if hasattr(args, "budget_usd") and args.budget_usd is None:
         args.budget_usd = config.budget_usd
-    if args.command in ("tui", "run") and args.scope is None:
+    if args.command in ("tui", "run", "mcp") and args.scope is None:
         args.scope = config.scope
     if settings.astra_memory_url is None and config.memory_url:
         try:  # a bad URL must say where it came from, or no command says what to fix

@@ -55,6 +55,8 @@ async def resolve_id(store: MemoryStore, memory_id: str) -> MemoryRecord:
 
 
 def provenance_label(record: MemoryRecord) -> str:
+    if record.provenance == "proposed":
+        return "proposed over MCP, tests run by the client, confirmed by the operator"
     return "test-confirmed" if record.provenance == "test-confirmed" else "IMPORTED, not tested"
 
 
@@ -467,6 +469,13 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
     return 0
 
 
+async def memory_review(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    """pending, confirm and reject: the MCP clients' proposals (app/cli/review.py)."""
+    from app.cli.review import REVIEW_ACTIONS
+
+    return await REVIEW_ACTIONS[args.action](args, settings, store)
+
+
 ACTIONS = {
     "list": memory_list,
     "show": memory_show,
@@ -477,4 +486,7 @@ ACTIONS = {
     "export": memory_export,
     "import": memory_import,
     "eval": memory_eval,
+    "pending": memory_review,
+    "confirm": memory_review,
+    "reject": memory_review,
 }

@@ -1,0 +1,127 @@
+"""`memory pending|confirm|reject`: the operator's side of the MCP clients' proposals.
+
+`confirm` shows what a store confirmation shows (the exact record, its diff, the nearest
+records) and asks the same question the headless session does; off a terminal it needs
+`--yes`. The record is written first and the proposal marked after: a confirm stopped in
+between leaves it pending, and confirming it again writes the same record id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.markup import escape
+
+from app.config.settings import Settings
+from app.console import make_console
+from app.errors import CommandError
+from app.text_fit import clip
+from memory.errors import MemoryValidationError
+from memory.records import Proposal
+from memory.service import MemoryService
+from memory.stores.pending import AmbiguousProposalIdError, PendingQueue, queue_path
+from memory.stores.protocol import MemoryStore
+
+console = make_console()
+
+
+def open_queue(store: MemoryStore, settings: Settings) -> PendingQueue:
+    return PendingQueue(queue_path(store.url, settings.data_dir))
+
+
+async def pending_proposal(queue: PendingQueue, proposal_id: str) -> Proposal:
+    """The pending proposal with this id or prefix: unknown or decided exit 1, ambiguous 2."""
+    try:
+        proposal = await queue.find(proposal_id)
+    except AmbiguousProposalIdError as exc:
+        raise CommandError(str(exc), 2) from exc
+    except MemoryValidationError as exc:
+        raise CommandError(str(exc)) from exc
+    if proposal.status != "pending":
+        into = f" as {proposal.memory_id}" if proposal.memory_id else ""
+        raise CommandError(f"proposal {proposal.short_id} was already {proposal.status}{into}")
+    return proposal
+
+
+async def memory_pending(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    queue = open_queue(store, settings)
+    try:
+        proposals = await queue.listing("pending")
+    finally:
+        await queue.close()
+    if args.json:
+        print(json.dumps([p.model_dump(mode="json") for p in proposals]))
+        return 0
+    if not proposals:
+        console.print("No pending proposals.")
+        return 0
+    for p in proposals:
+        flagged = "  [red]FLAGGED as instruction-like[/]" if p.flags else ""
+        console.print(
+            f"[bold]{p.short_id}[/]  {escape(p.error_type)}  scope {escape(p.scope)}  "
+            f"from {escape(p.client)}  {p.proposed_at:%Y-%m-%d %H:%M}{flagged}"
+        )
+        console.print(f"    {escape(clip(' '.join(p.fix_description.split()), 90))}")
+        console.print(f"    [dim]{escape(', '.join(p.file_paths))}[/]")
+    return 0
+
+
+async def memory_confirm(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    from agent.supervisor import StoreProposal
+    from app.sessions.headless import HeadlessSupervisor
+    from widgets.record_view import record_renderable
+
+    queue = open_queue(store, settings)
+    try:
+        proposal = await pending_proposal(queue, args.proposal_id)
+        if not args.yes and not sys.stdin.isatty():
+            raise CommandError(
+                f"not confirming {proposal.short_id}: no terminal to ask; add --yes to confirm", 2
+            )
+        service = MemoryService(
+            store, settings.embedder(), session_id="operator", scope=proposal.scope
+        )
+        record = service.record_of(proposal)
+        nearest = await service.nearest(record)
+        duplicate = service.duplicate_of(record, nearest)
+        console.print(
+            f"[bold]proposal {proposal.short_id}[/] from the MCP client "
+            f"{escape(proposal.client)}; tests reported passing, not run here"
+        )
+        console.print(record_renderable(record, nearest))
+        supervisor = HeadlessSupervisor(approve_live_cost=False, store="yes" if args.yes else "ask")
+        if not await supervisor.confirm_store(StoreProposal(record, nearest, duplicate)):
+            console.print(f"nothing written; {proposal.short_id} stays pending")
+            return 1
+        if duplicate is None:
+            memory_id = await service.commit(record)
+        else:
+            memory_id = (await service.confirm_again(duplicate, record)).memory_id
+        if not await queue.decide(proposal.proposal_id, "confirmed", memory_id):
+            raise CommandError(f"{proposal.short_id} was decided meanwhile; stored {memory_id}")
+    finally:
+        await queue.close()
+    again = " (confirmed again)" if duplicate is not None else ""
+    console.print(f"confirmed {proposal.proposal_id}: stored {memory_id}{again}")
+    return 0
+
+
+async def memory_reject(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    queue = open_queue(store, settings)
+    try:
+        proposal = await pending_proposal(queue, args.proposal_id)
+        if not await queue.decide(proposal.proposal_id, "rejected"):
+            raise CommandError(f"{proposal.short_id} was decided meanwhile")
+    finally:
+        await queue.close()
+    console.print(f"rejected {proposal.proposal_id}; nothing written")
+    return 0
+
+
+REVIEW_ACTIONS = {
+    "pending": memory_pending,
+    "confirm": memory_confirm,
+    "reject": memory_reject,
+}
