@@ -1,68 +1,10 @@
 """How the stores rank a search, in one place: which words and files count, and how rankings
-fuse.
-
-Both stores narrow the candidates the same way before ranking (scope, error type, expiry)
-and both report cosine similarity as the score. They differ only in how they order:
-
-| store      | ranks by                                                  | why                     |
-|------------|-----------------------------------------------------------|-------------------------|
-| `sqlite`   | cosine rank and BM25 rank over the query's rare words     | FTS5 gives a keyword    |
-|            | (and, for a reported error, the files it names), fused by | index for free          |
-|            | reciprocal rank (`fuse`); ties broken by cosine           |                         |
-| `vectorai` | the same fusion, but the keyword side is BM25 computed    | the server has no       |
-|            | here (`keyword_ranking`) over the vector candidates only  | keyword index           |
-
-What still differs on the server: a record the vector side leaves out of its
-`candidate_pool` cannot be found by its words; words are matched exactly (FTS5's porter
-stemmer also matches "uploading" to "upload"); BM25's rarity is counted among the
-candidates, not the whole store. `min_score` applies to cosine in both.
-
-How much words count depends on what the query is (`weights`, measured on the designed-on
-corpora, recall@1 on real-world dev / cross-project / same-codebase recurrence):
-
-| keyword weight                                    | dev           | cross         | recurrence   |
-|---------------------------------------------------|---------------|---------------|--------------|
-| 1 (equal), every query                            | 0.765         | 0.689         | 0.873        |
-| 2 / 3, every query                                | 0.852 / 0.864 | 0.730 / 0.757 | 0.845 / 0.817|
-| 3 for tracebacks and messages, 1 for test reports | 0.852         | 0.689         | 0.873        |
-
-A test report comes from the project's own suite: its fixtures and helpers recur across the
-project's records, and a record that shares `cli_runner.invoke(main` with the query is no
-likelier the fix (`memory.retrieval.failure_text`). A reported error or traceback names the package,
-the API and the project (`ungettext_lazy`, `cloudscraper`), and a word in one record is
-strong evidence. Tried and not kept: library frames and site-packages paths dropped or
-weighed low (dev 0.741: the dev fixes name the libraries their tracebacks pass through), the
-test's set-up lines dropped from query and records (recurrence 0.775-0.859 at weight 1-3),
-the query's exception and assertion lines ranked again on their own or embedded alone (dev
-0.70-0.83), FTS5 column weights (symptom 0.1-0.5, paths 2: no better at any weight), BM25
-rarity counted in the query's scope only, a convex mix of cosine and normalised BM25 (dev
-0.84-0.88, recurrence 0.845-0.859), a weight that grows with BM25's margin (recurrence
-0.831), and a weight for short queries (recurrence swings 0.817-0.887 with the threshold).
-
-A reported error's traceback and message also name files: a third ranking (`path_ranking`)
-lifts the candidates whose file the query names by its whole path, the path fewest of them
-share first (so `requirements.txt` says little), at weight 0.5 for tracebacks and messages
-and none for test reports. Recall@1 on real-world dev / dev 2, the second corpus built to
-tune on: 0.852 / 0.562 without it, 0.864 / 0.613 with it (0.852 / 0.613 at weight 1 or 2).
-Tried and not kept: the same ranking for test reports (recurrence 0.873 -> 0.845: a test
-report names the project's own test files, shared by its records), a file matched by its
-name alone (dev 2 0.588) or by its top folder (dev 2 0.575), BM25 with rarity counted
-among the nearest 5-30 by vector (dev 2 0.575-0.600, dev 0.827-0.864), a ranking by the
-query's words that one or two records hold (dev 2 0.575-0.588), z-scored and convex mixes of
-cosine and BM25 (dev 2 0.562-0.613, dev 0.728-0.864), and a linear ranker over cosine,
-BM25, files and the exception type, fit on dev and cross-project and checked on recurrence
-(0.817).
-
-A reported error's names joined by `-` or `_` are looked for closed up (`pyas2lib`,
-`reducenoise`), and those joined by `-` also as one phrase (`db-to-sqlite`), as well as word
-by word (`query_words`): split apart, a project's name is common words. Recall@1 / recall@3
-on dev 0.877 / 0.951 -> 0.889 / 0.951, dev 2 0.613 / 0.787 -> 0.637 / 0.800, cross-project
-and recurrence unchanged. Not for test reports, whose joined names are the project's own
-tests and helpers (cross-project recall@3 0.892 -> 0.878 with them). Phrases for `_` names
-too gave the same figures and cost a traceback's search 1.4x at 100k records (code's names
-are many there); closed up alone, dev 2 stays at 0.613 / 0.787. Tried and not kept: version
-numbers as phrases (dev recall@3 +1 query, dev 2 -1), the more specific path first among
-the path ranking's ties (no change).
+fuse. Both stores narrow the candidates by scope and expiry, then fuse by weighted
+reciprocal rank the vector ranking, the keyword ranking (FTS5's BM25 in SQLite,
+`keyword_ranking` over the vector candidates for VectorAI DB), the files a reported error
+names (`path_ranking`) and the error type the search names (`error_type_ranking`). The
+weights below, and how each was chosen on the tuning corpora, are in docs/retrieval.md
+("How the weights were chosen"); `score` is cosine in both stores.
 """
 
 from __future__ import annotations
@@ -273,7 +215,7 @@ class Weights(NamedTuple):
 
 
 TEST_REPORT_WEIGHTS = Weights(keyword=1.0, path=0.0)
-REPORTED_WEIGHTS = Weights(keyword=3.0, path=0.5)  # tracebacks and messages
+REPORTED_WEIGHTS = Weights(keyword=5.0, path=1.0)  # tracebacks and messages
 
 
 def weights(query: str) -> Weights:

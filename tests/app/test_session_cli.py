@@ -236,7 +236,7 @@ def test_ledger_lines_whose_sum_would_overflow_are_refused_and_the_json_stays_va
         '{"session_id": "a", "cost_usd": 0.25}\n' + '{"session_id": "b", "cost_usd": 1e308}\n' * 2
     )
     assert main(["ledger", "--json"]) == 0
-    out, err = capsys.readouterr()
+    out, _ = capsys.readouterr()
     report = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in --json"))
     assert len(report["refused_lines"]) == 2
     assert "more than any one request can cost" in report["refused_lines"][0]

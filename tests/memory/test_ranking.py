@@ -41,11 +41,11 @@ def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
         ("E       assert 'a' == 'b'\ntests/test_x.py:3: AssertionError", (1.0, 0.0)),
         (
             "ImportError: cannot import name 'ungettext_lazy' from 'django.utils.translation'",
-            (3.0, 0.5),
+            (5.0, 1.0),
         ),
         (
             'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nKeyError: 1',
-            (3.0, 0.5),
+            (5.0, 1.0),
         ),
     ],
 )

@@ -27,7 +27,10 @@ async def test_reopening_applies_no_migration_twice(db_path):
     for _ in range(2):
         await open_store(f"sqlite:///{db_path}").close()
     with sqlite3.connect(db_path) as conn:
-        assert conn.execute("SELECT count(*) FROM astra_schema_migrations").fetchone()[0] == LATEST_VERSION
+        assert (
+            conn.execute("SELECT count(*) FROM astra_schema_migrations").fetchone()[0]
+            == LATEST_VERSION
+        )
 
 
 async def test_newer_schema_is_refused(db_path):
