@@ -390,7 +390,7 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     assert "why: cosine 0." in out and "vector rank #1" in out
     assert "shared paths: uploader/client.py" in out
     assert "shared terms: connectionreseterror" in out
-    reading = "read as: message · keyword weight 3 · path weight 0.5 · exception: ConnectionReset"
+    reading = "read as: message · keyword weight 5 · path weight 1 · exception: ConnectionReset"
     assert reading in out
     code, out, _ = run(capsys, "memory", "search", query, "--scope", "demo-1", "--json")
     [match] = json.loads(out)
@@ -402,7 +402,7 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     [explained] = json.loads(run(capsys, *argv)[1])
     assert explained == {**match, "why": explained["why"], "reading": explained["reading"]}
     assert explained["why"].startswith("why: cosine 0.") and "vector rank #1" in explained["why"]
-    assert explained["reading"].startswith("read as: message · keyword weight 3")
+    assert explained["reading"].startswith("read as: message · keyword weight 5")
     with pytest.raises(SystemExit) as stopped:
         main(["memory", "search", query, "--scope", "a", "--all-scopes"])
     assert stopped.value.code == 2

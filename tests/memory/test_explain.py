@@ -81,7 +81,7 @@ def test_the_query_reading_names_its_kind_weight_and_parts():
         "KeyError: 'token'"
     )
     assert reading == (
-        "read as: traceback · keyword weight 3 · path weight 0.5 · exception: KeyError: 'token' · "
+        "read as: traceback · keyword weight 5 · path weight 1 · exception: KeyError: 'token' · "
         "project frames: app/main.py run · 1 library frame"
     )
     assert query_reading("E   assert 1 == 2").startswith("read as: test report · keyword weight 1")
