@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.mcp.conftest import CLIENT, call, cli, connect, proposal, refused
@@ -157,3 +159,11 @@ async def test_reject_and_the_operators_refusals(env):
         assert second[:8] in listed.stdout and first[:8] not in listed.stdout
     with sqlite3.connect(store_file(env)) as conn:
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+
+
+def test_the_sdk_is_imported_by_the_mcp_command_alone():
+    probe = (
+        "import sys, app.cli.main, app.cli.commands.mcp, app.cli.commands.memory, app.cli.review;"
+        "sys.exit(1 if any(m.split('.')[0] in ('mcp', 'mcp_types') for m in sys.modules) else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", probe]).returncode == 0

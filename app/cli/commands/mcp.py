@@ -1,6 +1,8 @@
 """`astra-memory mcp`: serve the memory to MCP clients over stdio until stdin closes.
 
-stdout carries the protocol alone; what the operator should know goes to stderr.
+stdout carries the protocol alone; what the operator should know goes to stderr. The model
+starts loading in a thread before the SDK is imported, so the two overlap and the first
+search waits for neither.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from memory.stores.protocol import open_store
 
 
 async def mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from app.cli.mcp_server import MemoryTools, build_server  # the SDK: this command's alone
-
     url = args.memory or settings.memory_url
     store = open_store(url)
     try:
         queue = PendingQueue(queue_path(url, settings.data_dir))
         try:
             embedder = settings.embedder()
+            warm = asyncio.create_task(embedder.embed_many(["warm up"]))
+            warm.add_done_callback(lambda task: task.cancelled() or task.exception())
+            await asyncio.sleep(0)  # the load starts in its thread now
+            from app.cli.mcp_server import MemoryTools, build_server  # the SDK: ours alone
+
             tools = MemoryTools(
                 store,
                 queue,
@@ -37,9 +42,6 @@ async def mcp(args: argparse.Namespace, settings: Settings) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            # The model loads while the client connects: the first search need not wait.
-            warm = asyncio.create_task(embedder.embed_many(["warm up"]))
-            warm.add_done_callback(lambda task: task.cancelled() or task.exception())
             await build_server(tools).run_stdio_async()
             warm.cancel()
         finally:
