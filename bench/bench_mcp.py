@@ -10,7 +10,8 @@ the official SDK's client, against the real server process.
 The 10k records are synthetic pytest-like fixes (bench_memory's text generator); the first
 1,000 are embedded by the real model, so searches find matches labelled as our agent's
 would be and the audit writes happen, the rest keep random unit vectors (the matrix scan and
-BM25 cost the same; embedding all 10k takes minutes on two cores). Targets (issue 23): warm p50 <= 50 ms, cold start <= 1.5 s.
+BM25 cost the same; embedding all 10k takes minutes on two cores).
+Targets (issue 23): warm p50 <= 50 ms, cold start <= 1.5 s.
 
     .venv/bin/python bench/bench_mcp.py [--records 10000] [--calls 100]
 """

@@ -30,6 +30,7 @@ from app.sessions.options import SessionOptions, default_export_path
 from memory.embedding.embedder import Embedder
 from memory.embedding.process import ProcessEmbedder
 from memory.service import MemoryService
+from memory.stores.pending import PendingQueue, queue_path
 from memory.stores.protocol import MemoryStore, open_store
 from memory.transfer import export_to_file
 
@@ -142,6 +143,16 @@ class DashboardBackend:
             scope=self.scope,
             stale_after=self.settings.astra_stale_after,
         )
+
+    async def pending_count(self) -> int:
+        """How many fixes MCP clients proposed that wait for `memory confirm`; the queue's
+        file is opened in a thread, never on the UI's loop."""
+        path = queue_path(self.store.url, self.settings.data_dir)
+        queue = await asyncio.to_thread(PendingQueue, path)
+        try:
+            return await queue.count_pending()
+        finally:
+            await queue.close()
 
     async def export(self, path: Path | None = None) -> tuple[Path, int]:
         """Every record as JSONL, as `memory export` writes it, to `path` (default: a new

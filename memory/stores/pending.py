@@ -134,8 +134,7 @@ class PendingQueue:
         return changed == 1
 
     async def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        await self._run(self._conn.close)  # closing may checkpoint the WAL: off the loop
 
 
 _COLUMNS = "proposal_json, status, memory_id, decided_at"

@@ -123,6 +123,7 @@ class MemoryBrowserScreen(Screen):
         self._open_when_listed: str | None = None  # `enter` came before this query's rows
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
         self._scopes: list[str] = [memory.scope]  # the picker's scopes, but "all scopes"
+        self.pending = 0  # proposals from MCP clients waiting for the operator
 
     def show_title(self) -> None:
         """The store, then what is listed; until a listing arrives, the app's progress
@@ -134,6 +135,8 @@ class MemoryBrowserScreen(Screen):
             what = f"{counted(self.loaded, 'match', 'matches')} for {query!r}"
         else:
             what = counted(self.loaded, "record", "records")
+        if self.pending:
+            what += f" · {self.pending} proposed over MCP: `astra-memory memory pending`"
         if self.loaded is not None and self.memory.startup_error is not None:
             what += f" · search unavailable: {self.memory.startup_error}"
         elif self.loaded is not None and not self.memory.ready.is_set():
@@ -241,6 +244,7 @@ class MemoryBrowserScreen(Screen):
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
             rows, found = [(record, "") for record in listed], {}
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
+        self.pending = await backend.pending_count()
         from memory.records import possibly_stale  # loaded by now: the backend is open
 
         after = backend.settings.astra_stale_after
