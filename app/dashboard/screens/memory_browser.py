@@ -143,9 +143,8 @@ class MemoryBrowserScreen(Screen):
             what += " · search waits for the embedding model"
 
         room = max(self.app.size.width - len(f" Memory ·  · {what} "), 24)
-        self.query_one("#browser-title", Label).update(
-            _data(f"Memory · {short_url(self.memory.memory_url, room)} · {what}")
-        )
+        for title in self.query("#browser-title").results(Label):  # none once the app closes
+            title.update(_data(f"Memory · {short_url(self.memory.memory_url, room)} · {what}"))
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
