@@ -287,10 +287,8 @@ class SQLiteMemoryStore:
                 return []
             by_keyword = self._keyword_ranking(text, scope, request.now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
-            by_type = []
-            if error_key:
-                ranked_ids = [*dict.fromkeys([*vector_ids, *by_keyword])]
-                by_type = self._index.with_error_type(ranked_ids, error_key)
+            types = self._index.error_keys([*vector_ids, *by_keyword]) if error_key else {}
+            by_type = ranking.error_type_ranking(error_key, vector_ids, by_keyword, types)
             weights = ranking.weights(text)
             by_path = []
             if weights.path:

@@ -133,16 +133,14 @@ class VectorIndex:
             if memory_id in self._row_of
         }
 
-    def with_error_type(self, memory_ids: Sequence[str], error_key: str) -> list[str]:
-        """Those of `memory_ids`, in order, stored under `error_key` (a casefolded type)."""
-        code = self._codes.get(error_key)
-        return [
-            memory_id
+    def error_keys(self, memory_ids: Sequence[str]) -> dict[str, str]:
+        """Each of `memory_ids` held here with its error type (casefolded)."""
+        names = {code: text for text, code in self._codes.items()}
+        return {
+            memory_id: names[int(self._error[self._row_of[memory_id]])]
             for memory_id in memory_ids
-            if code is not None
-            and memory_id in self._row_of
-            and self._error[self._row_of[memory_id]] == code
-        ]
+            if memory_id in self._row_of
+        }
 
     def similarities(self, query: np.ndarray, memory_ids: Sequence[str]) -> dict[str, float]:
         rows = [self._row_of[memory_id] for memory_id in memory_ids]
