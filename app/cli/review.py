@@ -2,8 +2,7 @@
 
 `confirm` shows what a store confirmation shows (the exact record, its diff, the nearest
 records) and asks the same question the headless session does; off a terminal it needs
-`--yes`. The record is written first and the proposal marked after: a confirm stopped in
-between leaves it pending, and confirming it again writes the same record id.
+`--yes`. What it shows and writes is memory/review.py's, as the dashboard's review screen's.
 """
 
 from __future__ import annotations
@@ -18,9 +17,9 @@ from app.config.settings import Settings
 from app.console import make_console
 from app.errors import CommandError
 from app.text_fit import clip
+from memory import review
 from memory.errors import MemoryValidationError
 from memory.records import Proposal
-from memory.service import MemoryService
 from memory.stores.pending import AmbiguousProposalIdError, PendingQueue, queue_path
 from memory.stores.protocol import MemoryStore
 
@@ -34,15 +33,11 @@ def open_queue(store: MemoryStore, settings: Settings) -> PendingQueue:
 async def pending_proposal(queue: PendingQueue, proposal_id: str) -> Proposal:
     """The pending proposal with this id or prefix: unknown or decided exit 1, ambiguous 2."""
     try:
-        proposal = await queue.find(proposal_id)
+        return await review.pending_proposal(queue, proposal_id)
     except AmbiguousProposalIdError as exc:
         raise CommandError(str(exc), 2) from exc
     except MemoryValidationError as exc:
         raise CommandError(str(exc)) from exc
-    if proposal.status != "pending":
-        into = f" as {proposal.memory_id}" if proposal.memory_id else ""
-        raise CommandError(f"proposal {proposal.short_id} was already {proposal.status}{into}")
-    return proposal
 
 
 async def memory_pending(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
@@ -80,30 +75,26 @@ async def memory_confirm(args: argparse.Namespace, settings: Settings, store: Me
             raise CommandError(
                 f"not confirming {proposal.short_id}: no terminal to ask; add --yes to confirm", 2
             )
-        service = MemoryService(
-            store, settings.embedder(), session_id="operator", scope=proposal.scope
-        )
-        record = service.record_of(proposal)
-        nearest = await service.nearest(record)
-        duplicate = service.duplicate_of(record, nearest)
+        embedder = settings.embedder()
+        seen = await review.review_of(store, embedder, proposal)
         console.print(
             f"[bold]proposal {proposal.short_id}[/] from the MCP client "
             f"{escape(proposal.client)}; tests reported passing, not run here"
         )
-        console.print(record_renderable(record, nearest))
+        console.print(record_renderable(seen.record, seen.nearest))
         supervisor = HeadlessSupervisor(approve_live_cost=False, store="yes" if args.yes else "ask")
-        if not await supervisor.confirm_store(StoreProposal(record, nearest, duplicate)):
+        if not await supervisor.confirm_store(
+            StoreProposal(seen.record, seen.nearest, seen.duplicate_of)
+        ):
             console.print(f"nothing written; {proposal.short_id} stays pending")
             return 1
-        if duplicate is None:
-            memory_id = await service.commit(record)
-        else:
-            memory_id = (await service.confirm_again(duplicate, record)).memory_id
-        if not await queue.decide(proposal.proposal_id, "confirmed", memory_id):
-            raise CommandError(f"{proposal.short_id} was decided meanwhile; stored {memory_id}")
+        try:
+            memory_id = await review.confirm(queue, store, embedder, seen)
+        except review.ProposalDecidedError as exc:  # by another process, meanwhile
+            raise CommandError(str(exc)) from exc
     finally:
         await queue.close()
-    again = " (confirmed again)" if duplicate is not None else ""
+    again = " (confirmed again)" if seen.duplicate_of is not None else ""
     console.print(f"confirmed {proposal.proposal_id}: stored {memory_id}{again}")
     return 0
 
@@ -112,8 +103,10 @@ async def memory_reject(args: argparse.Namespace, settings: Settings, store: Mem
     queue = open_queue(store, settings)
     try:
         proposal = await pending_proposal(queue, args.proposal_id)
-        if not await queue.decide(proposal.proposal_id, "rejected"):
-            raise CommandError(f"{proposal.short_id} was decided meanwhile")
+        try:
+            await review.reject(queue, proposal)
+        except review.ProposalDecidedError as exc:  # by another process, meanwhile
+            raise CommandError(str(exc)) from exc
     finally:
         await queue.close()
     console.print(f"rejected {proposal.proposal_id}; nothing written")
