@@ -4,7 +4,7 @@ from widgets.budget_panel import BudgetPanel
 from widgets.matches_log import MatchesLog
 from widgets.output_pane import TestOutputLog
 from widgets.pane_log import PaneLog
-from widgets.record_view import RecordView
+from widgets.record_view import RecordView, data_cell
 from widgets.session_header import SessionHeader
 from widgets.turns_log import TurnsLog
 
@@ -16,4 +16,5 @@ __all__ = [
     "SessionHeader",
     "TestOutputLog",
     "TurnsLog",
+    "data_cell",
 ]

@@ -14,10 +14,16 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from memory.text import counts_text, shown
+from memory.text import counts_text, mask_url_passwords, shown
 
 if TYPE_CHECKING:
     from memory.records import MemoryRecord, MemorySearchResult
+
+
+def data_cell(text: str) -> Text:
+    """A record's text as one line of a table or a title: never markup, its control
+    characters shown and a URL's password masked."""
+    return Text(mask_url_passwords(shown(text)), no_wrap=True)
 
 
 def record_renderable(

@@ -27,6 +27,7 @@ from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.dashboard import DashboardScreen, report_line
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.new_session_modal import NewSession, NewSessionModal
+from app.dashboard.screens.pending_screen import PendingScreen
 from app.dashboard.screens.record_modal import RecordModal
 from app.dashboard.screens.summary_modal import SummaryModal
 from app.dashboard.supervisor import DashboardSupervisor
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from agent import events as ev
     from app.sessions.history import SessionEntry
     from memory.embedding.embedder import Embedder
+
+BROWSING = (MemoryBrowserScreen, PendingScreen)  # where `m` would open a second browser
 
 
 class AstraApp(App[int]):
@@ -155,8 +158,9 @@ class AstraApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Stop hides while no session runs (it would do nothing). New session hides while
-        one runs or waits (one at a time), and Memory inside the memory browser."""
-        if action == "browse_memory" and isinstance(self.screen, MemoryBrowserScreen):
+        one runs or waits (one at a time), and Memory inside the memory browser and its
+        review of proposals."""
+        if action == "browse_memory" and isinstance(self.screen, BROWSING):
             return False
         if action == "new_session" and self.sessions.running:
             return False
@@ -201,7 +205,7 @@ class AstraApp(App[int]):
         return await self.sessions.problem(self.options_for(choice))
 
     def action_browse_memory(self) -> None:
-        if not isinstance(self.screen, MemoryBrowserScreen):
+        if not isinstance(self.screen, BROWSING):
             self.push_screen(MemoryBrowserScreen(self.sessions))
 
     def action_history(self) -> None:

@@ -11,7 +11,8 @@ than the child does (bench/bench_model_process.py, figures in the README).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from agent import events as ev
@@ -27,8 +28,11 @@ from app.sessions.builder import (
     preflight,
 )
 from app.sessions.options import SessionOptions, default_export_path
+from memory import review
 from memory.embedding.embedder import Embedder
 from memory.embedding.process import ProcessEmbedder
+from memory.records import Proposal
+from memory.review import Review
 from memory.service import MemoryService
 from memory.stores.pending import PendingQueue, queue_path
 from memory.stores.protocol import MemoryStore, open_store
@@ -144,15 +148,42 @@ class DashboardBackend:
             stale_after=self.settings.astra_stale_after,
         )
 
-    async def pending_count(self) -> int:
-        """How many fixes MCP clients proposed that wait for `memory confirm`; the queue's
-        file is opened in a thread, never on the UI's loop."""
+    @contextlib.asynccontextmanager
+    async def _pending_queue(self) -> AsyncIterator[PendingQueue]:
+        """The queue of fixes MCP clients proposed, opened and closed in threads, never on
+        the UI's loop (closing may checkpoint the WAL)."""
         path = queue_path(self.store.url, self.settings.data_dir)
         queue = await asyncio.to_thread(PendingQueue, path)
         try:
-            return await queue.count_pending()
+            yield queue
         finally:
             await queue.close()
+
+    async def pending_count(self) -> int:
+        """How many proposals wait for the operator."""
+        async with self._pending_queue() as queue:
+            return await queue.count_pending()
+
+    async def pending_proposals(self) -> list[Proposal]:
+        """The proposals waiting for the operator, oldest first."""
+        async with self._pending_queue() as queue:
+            return await queue.listing("pending")
+
+    async def review_proposal(self, proposal_id: str) -> Review:
+        """What confirming this proposal would write, beside its nearest records;
+        ProposalDecidedError if it was decided meanwhile."""
+        async with self._pending_queue() as queue:
+            proposal = await review.pending_proposal(queue, proposal_id)
+        return await review.review_of(self.store, self.embedder, proposal)
+
+    async def confirm_proposal(self, seen: Review) -> str:
+        """Write the reviewed proposal's record and mark it confirmed; the record's id."""
+        async with self._pending_queue() as queue:
+            return await review.confirm(queue, self.store, self.embedder, seen)
+
+    async def reject_proposal(self, proposal: Proposal) -> None:
+        async with self._pending_queue() as queue:
+            await review.reject(queue, proposal)
 
     async def export(self, path: Path | None = None) -> tuple[Path, int]:
         """Every record as JSONL, as `memory export` writes it, to `path` (default: a new

@@ -20,7 +20,9 @@ from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 from app.dashboard.screens.messages import SessionEvent, TestOutputBatch
 from app.sessions.options import DEMO_PROJECTS, SessionOptions
 from memory.errors import EmbedderUnavailableError
+from memory.records import Proposal
 from memory.service import MemoryService
+from memory.stores.pending import PendingQueue, queue_path
 from memory.stores.protocol import open_store
 from memory.transfer import import_records, parse_import
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
@@ -142,6 +144,35 @@ async def seed(url: str, fixes: list[tuple[str, str, str]]) -> list[str]:
     finally:
         await store.close()
     return ids
+
+
+async def propose(url: str, data_dir, count: int, **fields: str) -> list[Proposal]:
+    """`count` fixes proposed over MCP in scope `tui`, queued as `propose_fix` queues them."""
+    store = open_store(url)
+    queue = PendingQueue(queue_path(url, data_dir))
+    service = MemoryService(store, HashEmbedder(), session_id="mcp", scope="tui")
+    proposals = []
+    try:
+        for i in range(count):
+            proposal = service.propose(
+                **{
+                    "client": "claude-code",
+                    "symptom": f"E   KeyError: 'k{i}'",
+                    "fix_description": "Read the key with a default.",
+                    "error_type": "KeyError",
+                    "file_paths": ["app/config.py"],
+                    "diff": "--- a/app/config.py\n+++ b/app/config.py\n",
+                    "test_command": "pytest -q",
+                    "test_output": "3 passed",
+                    **fields,
+                }
+            )
+            await queue.add(proposal)
+            proposals.append(proposal)
+    finally:
+        await queue.close()
+        await store.close()
+    return proposals
 
 
 class SlowModel(HashEmbedder):

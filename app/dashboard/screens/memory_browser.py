@@ -2,7 +2,8 @@
 the search box move through the matches and open one; under the table, why the
 highlighted match ranked), detail, delete, export, and clearing a record's possibly-stale
 mark. A picker beside the search box chooses the scope the list and the search look in:
-the session's by default, any scope the store holds, or all of them.
+the session's by default, any scope the store holds, or all of them. `ctrl+o` opens the
+review of the fixes MCP clients proposed (pending_screen.py).
 
 Store calls and searches run in workers; a search waits for typing to pause. The app hands
 the browser a `MemoryAccess` (the session queue): the browser never reaches into the app.
@@ -26,11 +27,12 @@ from textual.widgets import DataTable, Footer, Input, Label, Select
 
 from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.export_modal import ExportModal
+from app.dashboard.screens.pending_screen import PendingScreen
 from app.dashboard.screens.record_modal import RecordModal
 from app.sessions.options import default_export_path
 from app.text_fit import clip, clip_middle, counted
-from memory.text import mask_url_passwords, short_url, shown
-from widgets import RecordView
+from memory.text import short_url
+from widgets import RecordView, data_cell
 
 if TYPE_CHECKING:
     from app.sessions.backend import DashboardBackend
@@ -76,12 +78,6 @@ SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its la
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
-def _data(text: str) -> Text:
-    """A record's text as a cell: never markup, its control characters shown and a URL's
-    password masked."""
-    return Text(mask_url_passwords(shown(text)), no_wrap=True)
-
-
 class MemoryBrowserScreen(Screen):
     AUTO_FOCUS = "#search"  # typed at once, a first search sends no key the table's way
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -92,6 +88,7 @@ class MemoryBrowserScreen(Screen):
         Binding("ctrl+e", "export", "Export", id="browser.export", priority=True),
         Binding("delete", "delete", "Delete", id="browser.delete", priority=True),
         Binding("ctrl+u", "clear_stale", "Unstale", id="browser.unstale", priority=True),
+        Binding("ctrl+o", "review_pending", "Pending", id="browser.pending", priority=True),
         Binding("escape", "close", "Back", id="browser.back"),
         Binding("slash", "focus_search", "Search", id="browser.search", show=False),
         # Every other printable key types into the search (`on_key`): a word typed with
@@ -136,7 +133,7 @@ class MemoryBrowserScreen(Screen):
         else:
             what = counted(self.loaded, "record", "records")
         if self.pending:
-            what += f" · {self.pending} proposed over MCP: `astra-memory memory pending`"
+            what += f" · {self.pending} proposed over MCP: ^o"
         if self.loaded is not None and self.memory.startup_error is not None:
             what += f" · search unavailable: {self.memory.startup_error}"
         elif self.loaded is not None and not self.memory.ready.is_set():
@@ -144,7 +141,7 @@ class MemoryBrowserScreen(Screen):
 
         room = max(self.app.size.width - len(f" Memory ·  · {what} "), 24)
         for title in self.query("#browser-title").results(Label):  # none once the app closes
-            title.update(_data(f"Memory · {short_url(self.memory.memory_url, room)} · {what}"))
+            title.update(data_cell(f"Memory · {short_url(self.memory.memory_url, room)} · {what}"))
 
     def compose(self) -> ComposeResult:
         yield Label("Memory · loading…", id="browser-title")
@@ -164,7 +161,9 @@ class MemoryBrowserScreen(Screen):
 
     def _scope_options(self) -> list[tuple[Text, str | None]]:
         """One line each, in the picker and its list: a long scope keeps its tail."""
-        shown = [(_data(clip_middle(scope, SCOPE_LABEL_WIDTH)), scope) for scope in self._scopes]
+        shown = [
+            (data_cell(clip_middle(scope, SCOPE_LABEL_WIDTH)), scope) for scope in self._scopes
+        ]
         return [*shown, (Text(ALL_SCOPES), None)]
 
     def _show_scopes(self, scopes: list[str]) -> None:
@@ -243,7 +242,10 @@ class MemoryBrowserScreen(Screen):
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
             rows, found = [(record, "") for record in listed], {}
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
-        self.pending = await backend.pending_count()
+        pending = await backend.pending_count()
+        if pending != self.pending:
+            self.pending = pending
+            self.refresh_bindings()
         from memory.records import possibly_stale  # loaded by now: the backend is open
 
         after = backend.settings.astra_stale_after
@@ -288,15 +290,15 @@ class MemoryBrowserScreen(Screen):
         for record, score in self._rows:
             audit = self._stats.get(record.memory_id)
             cells = {  # the record's own text as Text: a DataTable reads a str as markup
-                "id": _data(record.short_id),
+                "id": data_cell(record.short_id),
                 "score": score,
-                "error type": _data(clip(record.error_type, 14)),
-                "fix": _data(
+                "error type": data_cell(clip(record.error_type, 14)),
+                "fix": data_cell(
                     clip(self._marks(record) + " ".join(record.fix_description.split()), fix_width)
                 ),
-                "files": _data(clip(", ".join(record.file_paths), 14)),
+                "files": data_cell(clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
-                "scope": _data(clip_middle(record.scope, 8)),  # demo scopes differ at the end
+                "scope": data_cell(clip_middle(record.scope, 8)),  # demo scopes differ at the end
                 "dlv": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended
@@ -357,7 +359,7 @@ class MemoryBrowserScreen(Screen):
             width = self.size.width - 2  # the line's padding
             why = explanation(self.query_text, found, compact=True, width=width)
         label = self.query_one("#why", Label)
-        label.update(_data(why))
+        label.update(data_cell(why))
         label.display = bool(why)
 
     @on(DataTable.RowSelected, "#records")
@@ -420,6 +422,17 @@ class MemoryBrowserScreen(Screen):
         await clear_stale(backend.store, record)
         self.notify(f"{record.short_id}: no longer marked possibly stale")
         self.load(self.query_text, keep=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Pending shows while proposals wait: at 80 columns the footer has room for it or
+        for Help, not for both."""
+        return self.pending > 0 if action == "review_pending" else True
+
+    def action_review_pending(self) -> None:
+        """The MCP clients' proposals; back here, the list and the pending count again."""
+        self.app.push_screen(
+            PendingScreen(self.memory), callback=lambda _: self.load(self.query_text, keep=True)
+        )
 
     def action_export(self) -> None:
         """Ask where (a new file in the exports folder by default), then export there."""

@@ -16,6 +16,8 @@ from widgets import RecordView
 if TYPE_CHECKING:
     from agent.supervisor import StoreProposal
 
+REJECT = Choice("Reject", "error", "reject")  # nothing is written
+
 
 class StoreModal(YesNoModal):
     """Answers True (store, or confirm the duplicate again) or False (nothing is written)."""
@@ -25,17 +27,14 @@ class StoreModal(YesNoModal):
         Binding("n,escape", "answer(False)", "Reject", id="store.reject"),  # the footer: n
     ]
 
-    def __init__(self, proposal: StoreProposal) -> None:
+    def __init__(self, proposal: StoreProposal, no: Choice = REJECT) -> None:
         record = proposal.record
         again = proposal.confirm_again_text()
         title = f"{again}?" if again else f"Store fix {record.short_id} in memory?"
         if record.flags:
             title += "  ⚑ FLAGGED"
         super().__init__(
-            title,
-            Choice("Confirm again" if again else "Store", "success", "store"),
-            Choice("Reject", "error", "reject"),
-            wide=True,
+            title, Choice("Confirm again" if again else "Store", "success", "store"), no, wide=True
         )
         self.proposal = proposal
 
