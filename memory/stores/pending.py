@@ -10,21 +10,14 @@ beside the ledger and the transcripts, the same schema opened the same way.
 
 from __future__ import annotations
 
-import asyncio
-import sqlite3
-import threading
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
 from urllib.parse import urlsplit
 
-from memory.errors import MemoryStoreError, MemoryValidationError
+from memory.errors import MemoryValidationError
 from memory.records import Proposal, ProposalStatus, utc_now
-from memory.stores import migrations
+from memory.stores.database import LockedDatabase
 from memory.stores.protocol import sqlite_path_from_url
-
-T = TypeVar("T")
 
 
 class AmbiguousProposalIdError(MemoryValidationError):
@@ -38,35 +31,12 @@ def queue_path(memory_url: str, data_dir: Path) -> Path:
     return data_dir / "pending.sqlite3"
 
 
-class PendingQueue:
+class PendingQueue(LockedDatabase):
     """Proposals by id, oldest first; a decision is taken once, only from `pending`."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._conn = migrations.open_database(self.path)
-
-    async def _run(self, function: Callable[..., T], *args: object) -> T:
-        return await asyncio.to_thread(self._locked, function, *args)
-
-    def _locked(self, function: Callable[..., T], *args: object) -> T:
-        with self._lock:
-            try:
-                return function(*args)
-            except sqlite3.DatabaseError as exc:
-                raise MemoryStoreError(migrations.describe_error(exc, self.path)) from exc
 
     def _write(self, sql: str, parameters: tuple[object, ...]) -> int:
         """One statement as one IMMEDIATE transaction; the number of rows it changed."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            changed = self._conn.execute(sql, parameters).rowcount
-            self._conn.execute("COMMIT")
-        except BaseException:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
-            raise
-        return changed
+        return self._transaction(lambda conn: conn.execute(sql, parameters).rowcount)
 
     async def add(self, proposal: Proposal) -> None:
         await self._run(

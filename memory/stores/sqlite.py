@@ -10,10 +10,8 @@ with the VectorAI store, in `memory.retrieval.ranking`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +19,6 @@ from typing import TypeVar
 
 import numpy as np
 
-from memory.errors import MemoryStoreError
 from memory.records import (
     EMBEDDING_DIMENSION,
     DeliveryStats,
@@ -33,22 +30,21 @@ from memory.records import (
 )
 from memory.retrieval import ranking
 from memory.stores import migrations
+from memory.stores.database import LockedDatabase
 from memory.stores.sqlite_rows import readable_vectors, record_from_json, vector_blob
 from memory.stores.vector_index import VectorIndex
 
 T = TypeVar("T")
 
 
-class SQLiteMemoryStore:
+class SQLiteMemoryStore(LockedDatabase):
     """`sqlite:///PATH`: the embedded default store."""
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.url = f"sqlite:///{self.path}"
-        self._lock = threading.Lock()
         self._index = VectorIndex(EMBEDDING_DIMENSION)
         self._data_version: int | None = None
-        self._conn = migrations.open_database(self.path)
+        super().__init__(path)
+        self.url = f"sqlite:///{self.path}"
 
     def schema_version(self) -> int:
         with self._lock:
@@ -56,31 +52,14 @@ class SQLiteMemoryStore:
 
     # -- plumbing ----------------------------------------------------------------------
 
-    async def _run(self, function: Callable[..., T], *args: object) -> T:
-        return await asyncio.to_thread(self._locked, function, *args)
-
-    def _locked(self, function: Callable[..., T], *args: object) -> T:
-        with self._lock:
-            try:
-                return function(*args)
-            except sqlite3.DatabaseError as exc:
-                raise MemoryStoreError(migrations.describe_error(exc, self.path)) from exc
-
     def _write(self, statements: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `statements` as one IMMEDIATE transaction; all of it lands or none does."""
+        """Run `statements` as one IMMEDIATE transaction, the vector matrix current first."""
         self._sync_index()
-        self._conn.execute("BEGIN IMMEDIATE")
         try:
-            result = statements(self._conn)
-            self._conn.execute("COMMIT")
+            return self._transaction(statements)
         except BaseException:
-            # SQLite may have rolled back already (a full disk does): a failing ROLLBACK
-            # must not hide the error that caused it.
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
             self._data_version = None  # our view may be stale; reload on next use
             raise
-        return result
 
     def _sync_index(self) -> None:
         """Reload the vector matrix if any other connection has committed since we looked."""
