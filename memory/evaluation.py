@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from memory.embedding.embedder import PrimedEmbedder
 from memory.errors import MemoryValidationError
 from memory.records import LABELS, Label, SearchRequest
 from memory.retrieval.failure_text import focus
@@ -126,6 +127,15 @@ async def resolve_expected(service: MemoryService, queries: list[EvalQuery]) -> 
             )
         resolved.append(query.model_copy(update={"expect": record.memory_id}))
     return resolved
+
+
+async def prime(service: MemoryService, queries: list[EvalQuery], baseline: bool = False) -> None:
+    """Embed in one batch every query text the rankings will ask for (the fix-text baseline
+    embeds the query as given): each ranking asks one query at a time."""
+    texts = [with_signature(focus(query.query)) for query in queries]
+    if baseline:
+        texts += [query.query for query in queries]
+    service.embedder = await PrimedEmbedder.prime(service.embedder, texts)
 
 
 async def evaluate(service: MemoryService, queries: list[EvalQuery]) -> EvalReport:

@@ -416,6 +416,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         fix_text_baseline,
         parse_queries,
         plain_bm25,
+        prime,
         resolve_expected,
         vector_only,
     )
@@ -425,6 +426,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         queries = await resolve_expected(service, parse_queries(_read_lines(args.queries)))
     except AmbiguousExpectError as exc:
         raise CommandError(str(exc), 2) from exc
+    await prime(service, queries, baseline=args.baseline)
     report = await evaluate(service, queries)
     peers = {
         "bm25": await plain_bm25(service, queries),
