@@ -3,6 +3,7 @@ client over stdio, on a temporary SQLite store, with the real model exported onc
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -21,17 +22,24 @@ CLIENT = "pytest-client"
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory) -> Path:
-    """One ASTRA_DATA_DIR holding the ONNX export, shared by every process of the session:
-    a server starts in about a second instead of loading torch."""
-    data = tmp_path_factory.mktemp("mcp-data")
-    done = subprocess.run(
-        [*CLI, "model", "prepare"],
-        env={**os.environ, "ASTRA_DATA_DIR": str(data), "ASTRA_EMBEDDER": "onnx"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr
+    """One ASTRA_DATA_DIR holding the ONNX export, shared by every process of the run, of
+    every xdist worker too (the first to take the lock exports; nothing else is written
+    there): a server starts in about a second instead of loading torch."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    data, made = shared / "mcp-data", shared / "mcp-data.prepared"
+    with (shared / "mcp-data.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.exists():
+            done = subprocess.run(
+                [*CLI, "model", "prepare"],
+                env={**os.environ, "ASTRA_DATA_DIR": str(data), "ASTRA_EMBEDDER": "onnx"},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr
+            made.touch()
     return data
 
 

@@ -26,11 +26,10 @@ from memory.retrieval.signature import with_signature
 from memory.transfer import parse_import
 
 DATA = Path(__file__).with_name("data")
+# one corpus of each kind of text: a project's test output, other projects' reported errors
 CORPORA = [
-    ("recurrence_fixes", "recurrence_queries"),
     ("recurrence_heldout_fixes", "recurrence_heldout_queries"),
     ("fixes", "queries"),
-    ("heldout_fixes", "heldout_queries"),
 ]
 HEAVY = ("torch", "sentence_transformers")
 # What one other action alone needs (eval, import and export, progress bars, show's diffs):
