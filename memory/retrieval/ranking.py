@@ -26,6 +26,10 @@ RRF_K = 60
 # filter, with the type read from each query, it cost the tuning corpora up to 0.13 recall@1
 # (docs/retrieval.md, "Error type").
 ERROR_TYPE_WEIGHT = 0.25
+# The vectors vote as strongly as the nearest candidate is near in meaning: with no record
+# within VECTOR_FLOOR cosine their order among strangers is noise, and from VECTOR_FULL on
+# they vote in full, linearly between (`vector_weight`; docs/retrieval.md, "Vector weight").
+VECTOR_FLOOR, VECTOR_FULL = 0.45, 0.60
 MIN_PATH_LENGTH = 3  # shorter "paths" (a package folder `ra/`) are words, not files
 PATH_DEPTH = 10
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{2,}")
@@ -190,7 +194,7 @@ def hybrid(
     cosine = {record.memory_id: score for record, score in candidates}
     by_vector = list(records)
     by_keyword = keyword_ranking(query, list(records.values()))
-    weighed = weights(query)
+    weighed = weights(query, max(cosine.values(), default=-1.0))
     looked_at = path_candidates(top_k, by_vector, by_keyword) if weighed.path else []
     by_path = path_ranking(
         query, {memory_id: records[memory_id].file_paths for memory_id in looked_at}
@@ -208,22 +212,29 @@ def hybrid(
 
 
 class Weights(NamedTuple):
-    """Each ranking's weight against the vector ranking's (which weighs 1)."""
+    """Each ranking's weight against a full vote of the vector ranking (which weighs 1)."""
 
     keyword: float
     path: float
+    vector: float = 1.0
 
 
 TEST_REPORT_WEIGHTS = Weights(keyword=1.0, path=0.0)
 REPORTED_WEIGHTS = Weights(keyword=5.0, path=1.0)  # tracebacks and messages
 
 
-def weights(query: str) -> Weights:
+def weights(query: str, nearest_cosine: float = 1.0) -> Weights:
     """How much words and named files count for `query`: less for the project's own test
-    report than for a reported traceback or message (tables above)."""
-    if read_failure(query).kind == "test report":
-        return TEST_REPORT_WEIGHTS
-    return REPORTED_WEIGHTS
+    report than for a reported traceback or message (tables above); and the vectors' vote,
+    by the cosine of the nearest candidate (`vector_weight`)."""
+    kind = TEST_REPORT_WEIGHTS if read_failure(query).kind == "test report" else REPORTED_WEIGHTS
+    return kind._replace(vector=vector_weight(nearest_cosine))
+
+
+def vector_weight(nearest_cosine: float) -> float:
+    """0 below VECTOR_FLOOR, 1 from VECTOR_FULL on, linear between."""
+    share = (nearest_cosine - VECTOR_FLOOR) / (VECTOR_FULL - VECTOR_FLOOR)
+    return min(1.0, max(0.0, share))
 
 
 def path_ranking(query: str, paths: dict[str, Sequence[str]]) -> list[str]:
@@ -290,11 +301,11 @@ def fuse(
     by_error_type: Sequence[str] = (),
 ) -> dict[str, float]:
     """Weighted reciprocal-rank fusion: each id's sum of weight/(RRF_K + rank) over the
-    vector ranking (weight 1), the keyword and path rankings (`weights`) and the error
-    type's (ERROR_TYPE_WEIGHT)."""
+    vector, keyword and path rankings (`weights`) and the error type's (ERROR_TYPE_WEIGHT).
+    """
     fused: dict[str, float] = {}
     for weight, ranking in (
-        (1.0, by_vector),
+        (weights.vector, by_vector),
         (weights.keyword, by_keyword),
         (weights.path, by_path),
         (ERROR_TYPE_WEIGHT, by_error_type),

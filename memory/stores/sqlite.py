@@ -268,7 +268,7 @@ class SQLiteMemoryStore(LockedDatabase):
             vector_ids = [memory_id for memory_id, _ in by_vector]
             types = self._index.error_keys([*vector_ids, *by_keyword]) if error_key else {}
             by_type = ranking.error_type_ranking(error_key, vector_ids, by_keyword, types)
-            weights = ranking.weights(text)
+            weights = ranking.weights(text, by_vector[0][1])
             by_path = []
             if weights.path:
                 looked_at = ranking.path_candidates(top_k, vector_ids, by_keyword)

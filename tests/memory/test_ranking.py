@@ -52,7 +52,25 @@ def test_an_id_high_in_both_rankings_beats_one_first_in_only_one():
 def test_words_and_files_count_more_in_a_reported_error_than_in_the_projects_test_report(
     query, weights
 ):
-    assert ranking.weights(query) == weights
+    assert ranking.weights(query)[:2] == weights
+
+
+@pytest.mark.parametrize(
+    ("nearest", "vote"),
+    [(-1.0, 0.0), (0.3, 0.0), (0.45, 0.0), (0.525, 0.5), (0.6, 1.0), (0.9, 1.0)],
+)
+def test_the_vectors_vote_as_strongly_as_the_nearest_candidate_is_near(nearest, vote):
+    assert ranking.weights("KeyError: 1", nearest).vector == pytest.approx(vote)
+
+
+def test_among_strangers_the_vector_order_decides_nothing():
+    """A test report's words weigh as the vectors: the vectors' first wins when a record is
+    near in meaning, the words' first when none is (nearest cosine 0.3)."""
+    by_vector, by_keyword = ["v", "k"], ["k", "v"]
+    near = ranking.fuse(by_vector, by_keyword, [], ranking.weights("E  assert 1", 0.8))
+    far = ranking.fuse(by_vector, by_keyword, [], ranking.weights("E  assert 1", 0.3))
+    assert near["v"] == near["k"]  # equal votes: the cosine breaks the tie
+    assert far["k"] > far["v"]
 
 
 def test_a_reported_errors_keyword_first_beats_the_vector_first():

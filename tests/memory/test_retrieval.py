@@ -67,11 +67,6 @@ CORPORA = {
 }
 
 
-# held-out corpora where plain BM25 was ahead when first measured against it (recall@1
-# 0.657 against 0.672: one query of 67), with how far; never tuned on
-BM25_AHEAD = {"recurrence held out": 0.02}
-
-
 @pytest.mark.parametrize("corpus", CORPORA)
 def test_failure_output_finds_the_fix_at_least_as_well_as_the_fix_text_alone(
     corpus, real_embedder, tmp_path, monkeypatch, capsys
@@ -102,11 +97,9 @@ def test_failure_output_finds_the_fix_at_least_as_well_as_the_fix_text_alone(
     assert report["recall_at_1"] >= baseline["recall_at_1"]
     assert report["recall_at_3"] > baseline["recall_at_3"]
     assert report["mrr"] > baseline["mrr"]
-    # never a ranking that loses to the peer, plain BM25 (bm25s) on the same records, but
-    # where it was measured to (docs/retrieval.md): there it may not fall further behind
-    behind = BM25_AHEAD.get(corpus, 0.0)
-    assert report["recall_at_1"] >= report["bm25"]["recall_at_1"] - behind
-    assert report["mrr"] >= report["bm25"]["mrr"] - behind
+    # never a ranking that loses to the peer, plain BM25 (bm25s) on the same records
+    assert report["recall_at_1"] >= report["bm25"]["recall_at_1"]
+    assert report["mrr"] >= report["bm25"]["mrr"]
 
 
 @pytest.mark.parametrize(
