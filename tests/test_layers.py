@@ -100,3 +100,50 @@ def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+IDLE_FIRST_FRAME = """
+import sys
+from textual.app import App
+
+display = App._display
+
+def probe(app, screen, renderable):
+    display(app, screen, renderable)
+    if renderable is not None and screen.query("Footer") and not hasattr(app, "loaded"):
+        app.loaded = sorted(m for m in sys.argv[1].split(",") if m in sys.modules)
+        print("LOADED", app.loaded)
+        app.call_later(app.exit)
+
+App._display = probe
+run_async = App.run_async
+
+async def headless(app, **kwargs):
+    return await run_async(app, headless=True, size=(120, 40))
+
+App.run_async = headless
+from app.cli.main import main
+main([])
+"""
+
+
+def test_the_idle_dashboard_shows_the_browser_before_loading_the_session_panes(tmp_path):
+    """Idle, the first frame is the memory browser's: the session's screen, its panes (a
+    RichLog, which brings rich.pretty and attrs) and its modals load when first used."""
+    session_only = (
+        "app.dashboard.screens.dashboard",
+        "app.dashboard.supervisor",
+        "app.dashboard.screens.new_session_modal",
+        "widgets.pane_log",
+        "rich.pretty",
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASTRA_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", IDLE_FIRST_FRAME, ",".join(session_only)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+    assert "LOADED []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

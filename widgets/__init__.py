@@ -1,20 +1,27 @@
-"""Dashboard widgets: they render session data and post Messages; they never do the work."""
+"""Dashboard widgets: they render session data and post Messages; they never do the work.
 
-from widgets.budget_panel import BudgetPanel
-from widgets.matches_log import MatchesLog
-from widgets.output_pane import TestOutputLog
-from widgets.pane_log import PaneLog
-from widgets.record_view import RecordView, data_cell
-from widgets.session_header import SessionHeader
-from widgets.turns_log import TurnsLog
+Each loads when first asked for (`from widgets import PaneLog` works as usual), so the
+memory browser's first frame does not wait for the session panes' RichLog and what it
+imports.
+"""
 
-__all__ = [
-    "BudgetPanel",
-    "MatchesLog",
-    "PaneLog",
-    "RecordView",
-    "SessionHeader",
-    "TestOutputLog",
-    "TurnsLog",
-    "data_cell",
-]
+import importlib
+
+_MODULES = {
+    "BudgetPanel": "budget_panel",
+    "MatchesLog": "matches_log",
+    "PaneLog": "pane_log",
+    "RecordView": "record_view",
+    "SessionHeader": "session_header",
+    "TestOutputLog": "output_pane",
+    "TurnsLog": "turns_log",
+    "data_cell": "record_view",
+}
+
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULES:
+        raise AttributeError(f"module 'widgets' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"widgets.{_MODULES[name]}"), name)

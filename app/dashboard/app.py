@@ -1,10 +1,11 @@
 """The dashboard app: wires the screens and owns the session state (a `SessionQueue`).
 
 `build_app` is the one factory the CLI and the tests share. This module imports only
-Textual, the screens and the session queue, so the first frame comes quickly; the queue
-then opens the non-UI half (agent, memory, HTTP) in a thread. The sessions run in a
-worker on the app's loop, so the agent's `emit` hands its events straight to the
-dashboard (`DashboardScreen.forward`), which posts them to itself as messages.
+Textual, the memory browser and the session queue, so the first frame comes quickly (the
+session's screen and modals load when first used); the queue then opens the non-UI half
+(agent, memory, HTTP) in a thread. The sessions run in a worker on the app's loop, so the
+agent's `emit` hands its events straight to the dashboard (`DashboardScreen.forward`),
+which posts them to itself as messages.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -24,21 +26,20 @@ from textual.worker import Worker, WorkerState
 from app.config.file import set_value
 from app.config.settings import Settings
 from app.dashboard.screens.confirm_modal import ConfirmModal
-from app.dashboard.screens.dashboard import DashboardScreen, report_line
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
-from app.dashboard.screens.new_session_modal import NewSession, NewSessionModal
 from app.dashboard.screens.pending_screen import PendingScreen
 from app.dashboard.screens.record_modal import RecordModal
-from app.dashboard.screens.summary_modal import SummaryModal
-from app.dashboard.supervisor import DashboardSupervisor
 from app.sessions.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.sessions.queue import SessionPlan, SessionQueue
-from widgets import MatchesLog
 
 if TYPE_CHECKING:
     from agent import events as ev
+    from app.dashboard.screens.dashboard import DashboardScreen
+    from app.dashboard.screens.new_session_modal import NewSession
+    from app.dashboard.supervisor import DashboardSupervisor
     from app.sessions.history import SessionEntry
     from memory.embedding.embedder import Embedder
+    from widgets.matches_log import MatchesLog
 
 BROWSING = (MemoryBrowserScreen, PendingScreen)  # where `m` would open a second browser
 
@@ -67,9 +68,16 @@ class AstraApp(App[int]):
         super().__init__()
         self.sessions = SessionQueue(settings, options, plans, self, embedder)
         self.browse_first = browse
-        self.dashboard = DashboardScreen()
         self.quitting = False
         self.config_path: Path | None = None
+
+    @cached_property
+    def dashboard(self) -> DashboardScreen:
+        """The session's screen, made on first use: the idle browser's first frame needs
+        none of its panes."""
+        from app.dashboard.screens.dashboard import DashboardScreen
+
+        return DashboardScreen()
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left
@@ -122,6 +130,8 @@ class AstraApp(App[int]):
         self.dashboard.forward(event)
 
     def supervisor(self, options: SessionOptions) -> DashboardSupervisor:
+        from app.dashboard.supervisor import DashboardSupervisor  # a session's, not idle's
+
         return DashboardSupervisor(
             self, approve_live_cost=options.approve_live_cost, store=options.store
         )
@@ -185,6 +195,8 @@ class AstraApp(App[int]):
             self.sessions.add(
                 SessionPlan(self.options_for(choice), choice.workspace, new_session_id())
             )
+
+        from app.dashboard.screens.new_session_modal import NewSessionModal
 
         self.push_screen(NewSessionModal(self.new_session_problem), callback=start)
 
@@ -265,6 +277,9 @@ class AstraApp(App[int]):
     async def quit_after_session(self) -> None:
         while self.sessions.agent is not None:
             await asyncio.sleep(0.05)
+        from app.dashboard.screens.dashboard import report_line
+        from app.dashboard.screens.summary_modal import SummaryModal
+
         lines = [report_line(done.report) for done in self.sessions.finished]
         await self.push_screen_wait(SummaryModal(lines))
         self.exit(self.sessions.exit_code)
