@@ -151,7 +151,8 @@ class MemoryBrowserScreen(Screen):
                 id="search",
                 select_on_focus=False,  # a key typed in the table lands here: keep it
             )
-            yield Select(self._scope_options(), value=self.scope, allow_blank=False, id="scope")
+            # the scope picker comes a frame later (`_mount_picker`): it is the costliest
+            # widget to style, and the first frame should not wait for it
         with Vertical(id="browser-body"):
             yield DataTable(id="records", cursor_type="row", zebra_stripes=True)
             yield Label(id="why")
@@ -170,8 +171,9 @@ class MemoryBrowserScreen(Screen):
         """The store's scopes in the picker, the session's (`default` unless chosen) and the
         chosen one among them even while they hold no record."""
         scopes = sorted({*scopes, self.memory.scope, *([self.scope] if self.scope else [])})
-        picker = self.query_one("#scope", Select)
-        if scopes == self._scopes and picker.value == self.scope:
+        picker = self.picker
+        if picker is None or (scopes == self._scopes and picker.value == self.scope):
+            self._scopes = scopes  # not mounted yet: it starts with these
             return
         self._scopes = scopes
         with picker.prevent(Select.Changed):  # the same choice, not the operator's
@@ -188,6 +190,18 @@ class MemoryBrowserScreen(Screen):
     def on_mount(self) -> None:
         self.show_title()
         self.load()
+        self.call_after_refresh(self._mount_picker)
+
+    def _mount_picker(self) -> None:
+        bar = self.query_one("#browser-bar")
+        if bar.is_attached:  # else the browser closed within its first frame
+            options = self._scope_options()
+            bar.mount(Select(options, value=self.scope, allow_blank=False, id="scope"))
+
+    @property
+    def picker(self) -> Select | None:
+        """The scope picker, once mounted (a frame after the browser)."""
+        return next(iter(self.query("#scope").results(Select)), None)
 
     @on(Input.Changed, "#search")
     def search_changed(self, event: Input.Changed) -> None:
@@ -328,12 +342,12 @@ class MemoryBrowserScreen(Screen):
         search box takes its own keys: one that still comes here with it focused was on its
         way to the table when the focus moved.)"""
         search = self.query_one("#search", Input)
-        picker = self.query_one("#scope", Select)
+        picker = self.picker
         if (
             not event.is_printable
             or event.character is None
             or event.key == "slash"
-            or picker.expanded
+            or (picker is not None and picker.expanded)
         ):
             return
         event.stop()
