@@ -7,6 +7,7 @@ the session queue's thread (see app/sessions/queue.py).
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 
 from app.config.file import config_path
@@ -28,5 +29,8 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
         refuse_unstartable(options, has_key=bool(settings.api_key))
     app = build_app(settings, options, workspace)
     app.keep_theme(args.config.theme, config_path())
+    # what the imports built lives as long as the process: freezing it keeps the
+    # collector's full passes over it out of the first frame
+    gc.freeze()
     code = await app.run_async()
     return code or 0
