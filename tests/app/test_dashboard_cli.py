@@ -76,6 +76,17 @@ def test_tui_with_a_workspace_needs_a_rehearsal_or_live(cli_env, alpha, capsys):
     assert "needs --replay" in capsys.readouterr().err and cli_env.apps == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["--replay", str(REHEARSAL)], ["--live"], ["--prompt", "fix it"], ["--approve-live-cost"]],
+)
+def test_tui_without_a_workspace_refuses_what_only_a_session_uses(cli_env, capsys, argv):
+    """`tui --replay FILE` opened the idle browser and dropped the script without a word."""
+    assert main(["tui", *argv]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    assert f"{argv[0]} needs --workspace DIR" in line and cli_env.apps == []
+
+
 @pytest.mark.parametrize("command", ["tui", "run"])
 @pytest.mark.parametrize(
     ("argv", "words"),

@@ -21,7 +21,9 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
     """The dashboard: a session on --workspace, or idle on the memory browser."""
     options = options_from(args)
     workspace = Path(args.workspace) if args.workspace else None
-    if workspace is not None:
+    if workspace is None:
+        refuse_session_flags(args)
+    else:
         if not workspace.is_dir():
             raise CommandError(f"workspace {workspace} is not a directory", 2)
         # before the dashboard opens, as `run` does: one line and exit 2, not a toast; only
@@ -34,3 +36,24 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
     gc.freeze()
     code = await app.run_async()
     return code or 0
+
+
+# what only a session on --workspace uses: the idle dashboard's sessions start from its
+# `n` modal, which asks for these itself
+SESSION_ONLY = {
+    "replay": "--replay",
+    "live": "--live",
+    "prompt": "--prompt",
+    "approve_live_cost": "--approve-live-cost",
+}
+
+
+def refuse_session_flags(args: argparse.Namespace) -> None:
+    """One line and exit 2 for a flag that would be silently dropped without --workspace."""
+    given = [flag for name, flag in SESSION_ONLY.items() if getattr(args, name, None)]
+    if given:
+        raise CommandError(
+            f"{given[0]} needs --workspace DIR (the project the session fixes); without one "
+            "the dashboard opens idle, and n starts a session",
+            2,
+        )
