@@ -269,7 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser(
         "doctor",
         parents=[session_options],
-        help="the checks every session runs first: store, model, key, git tree, tests",
+        help=(
+            "the checks every session runs first: store, model, sandbox, git tree, tests "
+            "(--live: the key and the base URL too)"
+        ),
         description="One line per check; exit 2 when one fails.",
     )
     doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
