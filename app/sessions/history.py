@@ -63,6 +63,14 @@ class SessionEntry:
     def green(self) -> bool:
         return self.exit_code == 0
 
+    @property
+    def tests_shown(self) -> str:
+        """How it ended for the tests: green, red, or ? where no summary says. A session
+        the model completed may still have ended red; its status alone hid that."""
+        if self.exit_code is None:
+            return "?"
+        return "green" if self.green else "red"
+
     def as_json(self) -> dict[str, Any]:
         return asdict(self) | {
             "matches_delivered": self.matches_delivered,

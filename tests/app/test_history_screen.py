@@ -62,6 +62,7 @@ async def test_h_lists_sessions_and_enter_replays_one_offline(settings, url, alp
             "when": "2026-01-01 10:00",
             "session": "session-old",
             "status": "completed",
+            "tests": "green",
             "turns": "7",
             "cost": "$0.2500",
             "matches": "1",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -123,6 +124,18 @@ def _summary(
         seconds_to_green=float(turns) if green else None,
     )
     write_summary(summary_path(data_dir / "transcripts", name), entry)
+
+
+def test_a_completed_session_that_ended_red_says_red(capsys, data_dir):
+    """`sessions list` said `completed` for a session whose tests still failed."""
+    _summary(data_dir, "ended-green", matched=False, turns=3)
+    _summary(data_dir, "ended-red", matched=False, turns=4, green=False)
+    assert main(["sessions", "list"]) == 0
+    lines = {line.split()[2]: line.split() for line in capsys.readouterr().out.splitlines()}
+    assert lines["ended-green"][3:5] == ["completed", "green"]
+    assert lines["ended-red"][3:5] == ["completed", "red"]
+    assert main(["sessions", "show", "ended-red"]) == 0
+    assert re.search(r"^tests\s+red$", capsys.readouterr().out, re.MULTILINE)
 
 
 def test_too_few_sessions_are_said_to_be_too_few(capsys, data_dir):

@@ -57,6 +57,7 @@ def when(entry: SessionEntry) -> str:
 def list_line(entry: SessionEntry) -> str:
     return (
         f"{when(entry)}  {escape(entry.session_id)}  {entry.status or 'unknown'}  "
+        f"{entry.tests_shown}  "
         f"{counted(entry.turns, 'turn', 'turns')}  ${entry.cost_usd:.4f}  "
         f"{counted(entry.matches_delivered, 'match', 'matches')}  "
         f"{len(entry.stored_memory_ids)} stored  {escape(entry.model or '?')}  "
@@ -76,6 +77,7 @@ def detail_rows(entry: SessionEntry) -> list[tuple[str, str]]:
         ("model", text(entry.model)),
         ("workspace", text(entry.workspace)),
         ("status", text(entry.status) + ("" if entry.summarised else " (no summary)")),
+        ("tests", entry.tests_shown),
         ("exit code", text(entry.exit_code)),
         ("turns", text(entry.turns)),
         ("tool calls", text(entry.tool_calls)),

@@ -26,6 +26,7 @@ COLUMNS = {
     "when": 16,
     "session": 0,
     "status": 10,
+    "tests": 5,
     "turns": 5,
     "cost": 8,
     "matches": 7,
@@ -36,7 +37,7 @@ COLUMNS = {
 }
 # Narrower, these go in this order (the detail below still says them), then the year:
 # what tells one session from another is its id and its workspace.
-DROPPED_WHEN_NARROW = ("model", "matches", "turns", "stored", "year")
+DROPPED_WHEN_NARROW = ("model", "matches", "turns", "stored", "cost", "year")
 SHORT_WHEN = 11  # "01-01 10:00"
 MIN_NAME_WIDTH = 16
 
@@ -79,7 +80,8 @@ def detail(entry: SessionEntry) -> str:
         [
             f"session {entry.session_id} · {text(entry.mode)} · {text(entry.model)}",
             f"workspace {text(entry.workspace)}",
-            f"status {text(entry.status)} (exit {text(entry.exit_code)}) · "
+            f"status {text(entry.status)}, tests {entry.tests_shown} "
+            f"(exit {text(entry.exit_code)}) · "
             f"{text(entry.turns)} turns · {text(entry.tool_calls)} tool calls · "
             f"${entry.cost_usd:.4f} · time to green {green}",
             f"matches delivered: {', '.join(i[:8] for i in entry.delivered_memory_ids) or 'none'}",
@@ -163,6 +165,7 @@ class HistoryScreen(Screen[SessionEntry | None]):
                 "when": started if columns["when"] > SHORT_WHEN else started[5:],
                 "session": clip_middle(entry.session_id, columns["session"]),
                 "status": clip(entry.status or "unknown", columns["status"]),
+                "tests": entry.tests_shown,
                 "turns": "?" if entry.turns is None else str(entry.turns),
                 "cost": f"${entry.cost_usd:.4f}",
                 "matches": str(entry.matches_delivered),
