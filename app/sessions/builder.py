@@ -245,11 +245,12 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
     )
     for check in checks:
         agent.emit(ev.SessionNote(level="info" if check.ok else "error", message=check.line()))
-    failed = [check.line() for check in checks if not check.ok]
+    failed = [check.name for check in checks if not check.ok]
     if failed:
         if home is not None:
             home.discard()
-        raise CommandError("preflight failed: " + "; ".join(failed), 2)
+        # each failed check's own line was just said, above this one: name them, once
+        raise CommandError(f"preflight failed ({', '.join(failed)}): nothing was sent", 2)
 
 
 def finish_choice(report: ev.SessionReport, on_success: Finish) -> Finish:

@@ -217,8 +217,12 @@ def test_an_unreachable_store_stops_the_session_before_any_request(
         )
         assert server.requests == []
     assert code == 2
-    assert "preflight failed" in err and "store" in err
+    # the check's own line says why, once; the error line names it (it repeated the line)
+    [error] = [line for line in err.splitlines() if "error:" in line]
+    assert error.endswith("error: preflight failed (store): nothing was sent")
     assert not [e for e in events if e["event"] == "model_requested"]
+    [note] = [e for e in events if e["event"] == "note" and e["level"] == "error"]
+    assert note["message"].startswith("FAILED store: VectorAI DB at 127.0.0.1:1 did not answer")
 
 
 def test_doctor_prints_one_line_per_check_and_exits_2_on_a_failure(capsys, project, real_embedder):
