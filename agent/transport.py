@@ -448,6 +448,24 @@ class ReplayTransport:
     def remaining(self) -> int:
         return len(self._turns)
 
+    def scripted_reads(self) -> list[str]:
+        """The paths the script's `read_file` calls name, in order: files its author's
+        project held, so a workspace without them is another project."""
+        paths = []
+        for turn in self._turns:
+            if isinstance(turn, ResponsesAPIError):
+                continue
+            for item in turn["output"]:
+                if item.get("type") != "function_call" or item.get("name") != "read_file":
+                    continue
+                try:
+                    path = json.loads(item.get("arguments") or "{}").get("path")
+                except (ValueError, AttributeError):
+                    continue  # a bad call is the session's to answer with ERROR:
+                if isinstance(path, str) and path not in paths:
+                    paths.append(path)
+        return paths
+
     async def aclose(self) -> None:
         """Nothing to release: the script was read when the transport was made."""
 

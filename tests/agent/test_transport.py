@@ -435,3 +435,18 @@ async def test_a_recorded_transcript_replays(server, connect, tmp_path):
     with pytest.raises(ResponsesAPIError, match="Unknown parameter 'foo'") as caught:
         await replay.create(PAYLOAD)
     assert caught.value.error_type == "recorded_error"
+
+
+def test_a_script_s_reads_are_its_read_file_paths_and_a_bad_call_is_passed_over():
+    def read(arguments: str) -> dict:
+        return {"type": "function_call", "name": "read_file", "arguments": arguments}
+
+    replay = ReplayTransport(
+        [
+            {"output": [read('{"path": "app/a.py"}'), read("not json"), read('{"path": 3}')]},
+            {"output": [read('["a list"]'), read('{"path": "app/a.py"}'), read("")]},
+            {"output": [{"type": "function_call", "name": "run_tests", "arguments": "{}"}]},
+            {"output": [read('{"path": "app/b.py"}')]},
+        ]
+    )
+    assert replay.scripted_reads() == ["app/a.py", "app/b.py"]

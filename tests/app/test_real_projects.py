@@ -395,3 +395,30 @@ def test_a_record_keeps_no_terminal_codes_of_a_project_that_forces_colour(
     assert "1 passed" in excerpts[0] and "0 passed" in excerpts[1]
     assert record["symptom"].startswith("0 passed, 1 failed add")
     assert "\x1b" not in json.dumps(record, ensure_ascii=False)
+
+
+def test_a_script_that_reads_files_the_project_lacks_is_said_to_be_another_project_s(
+    capsys, tmp_path, project, data_dir, real_embedder
+):
+    """The demo's script, replayed on a user's project, ran to its scripted "all tests
+    pass" without a word that it belonged to another project."""
+    theirs = script(
+        tmp_path,
+        project,
+        call("read_file", {"path": "calc.sh"}, 1),
+        call("read_file", {"path": "app/service.py"}, 2),
+        call("read_file", {"path": "app/settings.py"}, 3),
+        final("done."),
+    )
+    code, events, _ = run(capsys, "--workspace", str(project), "--replay", str(theirs))
+    warnings = [e["message"] for e in events if e["event"] == "note" and e["level"] == "warning"]
+    assert warnings == [
+        f"the rehearsal script reads app/service.py and 1 more, which {project} lacks: it was "
+        "written for another project, and its turns will not fit this one"
+    ]
+    # played all the same (a note, not a refusal): the missing file is the tool's ERROR:
+    answers = [e for e in events if e["event"] == "tool_answered"]
+    assert code != 2 and [a["output"].startswith("ERROR:") for a in answers] == [False, True, True]
+    ours = script(tmp_path, project, call("read_file", {"path": "calc.sh"}, 1), final("done."))
+    _, events, _ = run(capsys, "--workspace", str(project), "--replay", str(ours))
+    assert [e for e in events if e["event"] == "note" and e["level"] == "warning"] == []
