@@ -205,8 +205,8 @@ def session_options_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--no-store",
         action="store_true",
-        help="keep no responses on the server (also ASTRA_RESPONSE_STORAGE=off): every "
-        "request resends the conversation",
+        help="the model's server keeps no responses (also ASTRA_RESPONSE_STORAGE=off): every "
+        "request resends the conversation; not memory writes, which --store decides",
     )
     group.add_argument(
         "--test-cmd",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from app.config.file import default_env_file
 from app.errors import CommandError
 
 DEFAULT_MAX_OUTPUT_TOKENS = 25_000  # agent/turns.py's; repeated so the dashboard starts light
@@ -96,7 +97,11 @@ def refuse_unstartable(options: SessionOptions, has_key: bool) -> None:
         if not options.replay.is_file():
             raise CommandError(f"cannot use rehearsal script: {options.replay} is not a file", 2)
     elif not has_key:
-        raise CommandError("live mode needs OPENAI_API_KEY (in the environment or .env)", 2)
+        raise CommandError(
+            f"live mode needs OPENAI_API_KEY: set it in the environment or in "
+            f"{default_env_file()} (or the file --env-file names)",
+            2,
+        )
 
 
 def new_session_id(label: str = "session") -> str:

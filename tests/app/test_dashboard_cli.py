@@ -104,6 +104,18 @@ def test_tui_refuses_session_options_as_run_does_before_the_dashboard_opens(
     assert cli_env.apps == []
 
 
+def test_live_without_a_key_says_where_the_key_goes(cli_env, alpha, capsys, tmp_path, monkeypatch):
+    """It said "in the environment or .env", and no .env of the current folder is read."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert main(["run", "--workspace", str(alpha), "--live"]) == 2
+    line = one_error_line(capsys.readouterr().err)
+    env_file = tmp_path / "config" / "astra-codebase-memory" / ".env"
+    assert line.endswith(
+        f"live mode needs OPENAI_API_KEY: set it in the environment or in {env_file} "
+        "(or the file --env-file names)"
+    )
+
+
 def test_tui_runs_a_rehearsed_session(cli_env, alpha):
     code = main(["tui", "--workspace", str(alpha), "--replay", str(REHEARSAL), "--store", "yes"])
     [app] = cli_env.apps
