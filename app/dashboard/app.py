@@ -77,7 +77,7 @@ class AstraApp(App[int]):
         none of its panes."""
         from app.dashboard.screens.dashboard import DashboardScreen
 
-        return DashboardScreen()
+        return DashboardScreen(self.sessions.memory_url)
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left

@@ -53,7 +53,7 @@ from tests.app.pilot_helpers import (
     wait_for_screen,
 )
 from tests.fakes import HashEmbedder
-from widgets import BudgetPanel, MatchesLog, RecordView, TestOutputLog, TurnsLog
+from widgets import BudgetPanel, MatchesLog, RecordView, SessionHeader, TestOutputLog, TurnsLog
 
 
 async def test_rehearsed_session_fills_the_panes_and_stores_on_confirm(settings, url, alpha):
@@ -519,3 +519,13 @@ async def test_stop_ends_the_session_at_the_next_safe_point(settings, url, alpha
     report = app.sessions.finished[0].report
     assert report.status == "stopped" and report.exit_code == 3
     assert report.tool_calls == 0 and posted_lines(messages) == [] and drawn == []
+
+
+async def test_the_idle_dashboard_s_header_names_the_store(settings, url):
+    """Idle, the header said `memory -` while the browser listed that store's records."""
+    app = build_app(settings, SessionOptions(memory=url, scope="tui"), None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await leave_the_browser(pilot)
+        header = app.dashboard.query_one(SessionHeader)
+        assert header.memory_url == url and f"memory {url}" in str(header.render())

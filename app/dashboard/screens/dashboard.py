@@ -54,8 +54,9 @@ class DashboardScreen(Screen):
         (100, "-wide"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, memory_url: str = "-") -> None:
         super().__init__(id="dashboard")
+        self.memory_url = memory_url  # the header's before a session names it (idle)
         self.status = "starting…"  # the app's latest, also the browser's title until it lists
         self._lines: TestOutputBatch | None = None
 
@@ -77,7 +78,8 @@ class DashboardScreen(Screen):
         }
         for pane_id, title in titles.items():
             self.query_one(f"#{pane_id}").border_title = title
-        self.query_one(SessionHeader).status = self.status
+        header = self.query_one(SessionHeader)
+        header.status, header.memory_url = self.status, self.memory_url
         self.app.console.push_theme(pane_theme(self.app.theme_variables))
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
 
