@@ -338,8 +338,10 @@ def _read_lines(name: str) -> list[str]:
         return split_lines(sys.stdin.read())
     try:
         return split_lines(Path(name).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot read {name}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"cannot read {name}: byte {exc.start} is not UTF-8 text") from exc
+    except OSError as exc:  # the path once, not again inside the error's own text
+        raise CommandError(f"cannot read {name}: {exc.strerror or exc}") from exc
 
 
 async def memory_import(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
