@@ -391,7 +391,7 @@ async def test_browser_shows_each_records_session_and_delivery_audit(settings, u
         row = dict(zip(names, table.get_row(memory_id), strict=True))
         shown = app.screen.query_one(RecordView).record
     assert "session" not in names and shown.session_id == "seed-port default"  # in the detail
-    assert (row["dlv"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
+    assert (row["sent"], row["green"]) == ("2", "1/2")  # delivered twice, one session green
 
 
 def detail_text(browser) -> str:

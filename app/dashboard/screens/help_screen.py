@@ -32,6 +32,14 @@ KEYS = """\
 | `a` / `esc` | cost modal | approve the worst case / cancel: nothing is sent |
 | `y` / `n` | store modal | store the fix / reject it: nothing is written |
 
+## The browser's columns
+
+`score` (while searching) is the match's label and cosine; `sent` counts the times the
+record was delivered to a session, and `green` how many of the sessions that received it
+ended green (`1/2`). Ahead of a fix, `⚠ stale`: sessions that received it kept ending red
+(`ctrl+u` clears the mark); `imported`: from a post-mortem, not confirmed by a test run.
+`enter` shows the whole record.
+
 ## Scores
 
 A match's score is the cosine similarity of the record's embedding (failure signature,
@@ -56,7 +64,7 @@ class HelpScreen(ModalScreen[None]):
         where = "\n".join(f"| {name} | `{value}` |" for name, value in self.places)
         text = f"{KEYS}\n## Where data lives\n\n| what | where |\n|---|---|\n{where}\n"
         with Vertical(classes="dialog wide"):
-            yield Label("astra-memory · help", classes="dialog-title")
+            yield Label("astra-memory · help · ↑ ↓ pgup pgdn scroll", classes="dialog-title")
             with VerticalScroll(id="help-body"):
                 yield Markdown(text)
         yield Footer()

@@ -68,7 +68,7 @@ COLUMNS = [
     ("files", 14),
     ("stored at", 11),
     ("scope", 8),
-    ("dlv", 3),
+    ("sent", 4),  # delivered to how many sessions
     ("green", 5),
 ]
 MIN_FIX_WIDTH = 20
@@ -313,7 +313,7 @@ class MemoryBrowserScreen(Screen):
                 "files": data_cell(clip(", ".join(record.file_paths), 14)),
                 "stored at": f"{record.timestamp:%m-%d %H:%M}",
                 "scope": data_cell(clip_middle(record.scope, 8)),  # demo scopes differ at the end
-                "dlv": str(audit.delivered if audit else 0),
+                "sent": str(audit.delivered if audit else 0),
                 "green": f"{audit.sessions_green}/{audit.sessions_ended}"
                 if audit and audit.sessions_ended
                 else "-",
