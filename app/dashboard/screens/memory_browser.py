@@ -68,7 +68,7 @@ COLUMNS = [
     ("files", 14),
     ("stored at", 11),
     ("scope", 8),
-    ("sent", 4),  # delivered to how many sessions
+    ("sent", 4),  # how many times it was delivered to a session
     ("green", 5),
 ]
 MIN_FIX_WIDTH = 20
