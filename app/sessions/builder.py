@@ -245,8 +245,10 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
     )
     for check in checks:
         agent.emit(ev.SessionNote(level="info" if check.ok else "error", message=check.line()))
-    if isinstance(agent.transport, ReplayTransport):
-        warn_of_another_projects_script(agent.transport, agent.tools.root, source, agent.emit)
+    if isinstance(agent.transport, ReplayTransport):  # off the loop: it looks at files
+        missing = await asyncio.to_thread(missing_reads, agent.transport, agent.tools.root)
+        if missing:
+            agent.emit(another_projects_script(missing, source))
     failed = [check.name for check in checks if not check.ok]
     if failed:
         if home is not None:
@@ -255,21 +257,20 @@ async def preflight(settings: Settings, options: SessionOptions, agent: AstraAge
         raise CommandError(f"preflight failed ({', '.join(failed)}): nothing was sent", 2)
 
 
-def warn_of_another_projects_script(
-    script: ReplayTransport, root: Path, source: Path, emit: Callable[[ev.Event], None]
-) -> None:
-    """A note when the rehearsal reads files the workspace lacks: the demo's script on
+def missing_reads(script: ReplayTransport, root: Path) -> list[str]:
+    """The files the rehearsal reads that the workspace lacks."""
+    return [path for path in script.scripted_reads() if not (root / path).is_file()]
+
+
+def another_projects_script(missing: list[str], source: Path) -> ev.SessionNote:
+    """The warning for a script that reads files the workspace lacks: the demo's script on
     your own project ran to its scripted "all tests pass" without a word."""
-    missing = [path for path in script.scripted_reads() if not (root / path).is_file()]
-    if missing:
-        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
-        emit(
-            ev.SessionNote(
-                level="warning",
-                message=f"the rehearsal script reads {missing[0]}{more}, which {source} lacks: "
-                "it was written for another project, and its turns will not fit this one",
-            )
-        )
+    more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+    return ev.SessionNote(
+        level="warning",
+        message=f"the rehearsal script reads {missing[0]}{more}, which {source} lacks: "
+        "it was written for another project, and its turns will not fit this one",
+    )
 
 
 def finish_choice(report: ev.SessionReport, on_success: Finish) -> Finish:
