@@ -32,6 +32,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from memory.instruction_model import reads_as_order
 from memory.records import MemoryRecord, TestEvidence
 from memory.text import without_terminal_codes
 
@@ -568,19 +569,43 @@ _INSTRUCTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-_REASONS = tuple(dict.fromkeys(reason for _, reason in _INSTRUCTION_PATTERNS))
+LEARNED_REASON = "reads like an order to the agent"
+_REASONS = (*dict.fromkeys(reason for _, reason in _INSTRUCTION_PATTERNS), LEARNED_REASON)
+_TWO_WORDS = re.compile(r"[^\W\d_]{2,}")
 
 
 def instruction_flags(*texts: str) -> tuple[str, ...]:
     """Reasons why any of `texts` reads as instructions to the agent, in a stable order.
     The texts are read as one (an instruction may be split across fields, in either order),
-    in each of the ways a reader could decode it."""
+    in each of the ways a reader could decode it; the rules read each reading, and the
+    learned model (memory.instruction_model) each of their clauses."""
+    reversed_join = _reversed_join(texts)
     views = _readings(texts)
-    found = _scored(_mentions_dropped(normalize_for_flags("\n".join(map(_ends, reversed(texts))))))
+    found = _scored(reversed_join)
     for view in views:
         found.update(_scored(view))
         found.update(reason for pattern, reason in _INSTRUCTION_PATTERNS if pattern.search(view))
+    if reads_as_order(_model_clauses([*views, reversed_join])):
+        found.add(LEARNED_REASON)
     return tuple(reason for reason in _REASONS if reason in found)
+
+
+def flag_clauses(*texts: str) -> list[str]:
+    """The clauses the learned model reads for `texts`, as `instruction_flags` reads them:
+    what bench/train_instruction_model.py fits the model on."""
+    return _model_clauses([*_readings(texts), _reversed_join(texts)])
+
+
+def _model_clauses(views: list[str]) -> list[str]:
+    """The distinct clauses of `views` holding at least two words."""
+    clauses = (clause.strip() for view in views for clause in _clauses(view))
+    return [clause for clause in dict.fromkeys(clauses) if len(_TWO_WORDS.findall(clause)) >= 2]
+
+
+def _reversed_join(texts: tuple[str, ...]) -> str:
+    """The fields joined last first, each cut to its ends: an instruction split across
+    fields in the other order."""
+    return _mentions_dropped(normalize_for_flags("\n".join(map(_ends, reversed(texts)))))
 
 
 def _ends(text: str) -> str:
