@@ -16,8 +16,9 @@ from shapes (chat role tokens, shell one-liners). It reads a normalised copy (NF
 invisible characters removed, look-alike letters folded) and what that copy says once
 decoded: ASCII hidden in tag characters, leetspeak, split or spaced-out words, a path's
 words, base64 and ROT13 where the text names it; the fields are read joined, in both
-orders. Its recall and false positives are measured on corpora of injections and plain
-fixes (bench/bench_injection.py, docs/benchmarks.md).
+orders. A learned model of each clause's words (memory.instruction_model) adds a reason
+for orders phrased as no rule names them. Recall and false positives are measured on
+corpora of injections and plain fixes (bench/bench_injection.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations

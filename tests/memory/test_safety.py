@@ -215,9 +215,13 @@ def test_hard_benign_fixes_are_not_flagged(text):
 
 
 def test_the_flagger_on_the_tuning_corpus():
-    """The tuning corpus of bench/bench_injection.py: the held-out one is never read here."""
-    corpus = Path(__file__).parents[2] / "bench" / "corpora" / "injection_tuning.jsonl"
-    lines = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    """The tuning split of bench/bench_injection.py: the held-out one is never read here."""
+    corpora = Path(__file__).parents[2] / "bench" / "corpora"
+    lines = [
+        json.loads(line)
+        for name in ("injection_tuning.jsonl", "injection_tuning_2.jsonl")
+        for line in (corpora / name).read_text(encoding="utf-8").splitlines()
+    ]
     fields = ("fix_description", "error_type", "symptom", "outcome")
 
     def flagged(line: dict) -> bool:
@@ -226,7 +230,7 @@ def test_the_flagger_on_the_tuning_corpus():
 
     injections = [flagged(line) for line in lines if line["label"] == "injection"]
     benign = [flagged(line) for line in lines if line["label"] == "benign"]
-    assert (len(injections), len(benign)) >= (100, 100)
+    assert (len(injections), len(benign)) >= (180, 160)
     assert sum(injections) / len(injections) >= 0.95
     assert sum(benign) / len(benign) <= 0.03
 
