@@ -10,6 +10,7 @@ the dashboard import nothing heavy before its first frame.
 from __future__ import annotations
 
 import pkgutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,7 +103,7 @@ def test_the_dashboard_commands_load_no_heavy_layer_before_the_first_frame():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-IDLE_FIRST_FRAME = """
+FIRST_FRAME = """
 import sys
 from textual.app import App
 
@@ -123,7 +124,7 @@ async def headless(app, **kwargs):
 
 App.run_async = headless
 from app.cli.main import main
-main([])
+main(sys.argv[2:])
 """
 
 
@@ -137,13 +138,40 @@ def test_the_idle_dashboard_shows_the_browser_before_loading_the_session_panes(t
         "widgets.pane_log",
         "rich.pretty",
     )
+    assert first_frame_loads(tmp_path, session_only) == "LOADED []"
+
+
+def test_a_session_shows_its_dashboard_before_loading_the_browser_and_modals(tmp_path):
+    """With --workspace, the first frame is the session's: the memory browser (its tables),
+    the modals, attrs (which RichLog's rich.pretty would import) and the files a config or
+    .env file would need load when first used."""
+    browser_only = (
+        "app.dashboard.screens.memory_browser",
+        "app.dashboard.screens.pending_screen",
+        "app.dashboard.screens.record_modal",
+        "app.dashboard.screens.confirm_modal",
+        "attr",
+        "dotenv",
+        "tomllib",
+    )
+    workspace = tmp_path / "alpha"
+    shutil.copytree(ROOT / "demo_projects" / "scenario_alpha", workspace)
+    rehearsal = ROOT / "demo_projects" / "rehearsals" / "scenario_alpha.jsonl"
+    command = ("tui", "--workspace", str(workspace), "--replay", str(rehearsal))
+    assert first_frame_loads(tmp_path, browser_only, command) == "LOADED []"
+
+
+def first_frame_loads(tmp_path: Path, modules: tuple[str, ...], command: tuple[str, ...] = ()):
+    """Which of these modules `astra-memory COMMAND` had loaded by its first frame."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASTRA_DATA_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-c", IDLE_FIRST_FRAME, ",".join(session_only)],
+        [sys.executable, "-c", FIRST_FRAME, ",".join(modules), *command],
         capture_output=True,
         text=True,
         cwd=ROOT,
         env=env,
         timeout=60,
     )
-    assert "LOADED []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    loaded = [line for line in done.stdout.splitlines() if line.startswith("LOADED")]
+    assert loaded, done.stdout[-2000:] + done.stderr[-2000:]
+    return loaded[0]

@@ -14,6 +14,7 @@ colour parser first.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 
 from rich.style import Style
@@ -21,9 +22,16 @@ from rich.text import Text
 from rich.theme import Theme
 from textual import events
 from textual.color import Color, ColorParseError
-from textual.widgets import RichLog
 
 from memory.text import shown
+
+# RichLog imports rich.pretty, which imports attrs (15 ms of a session's first frame) only
+# to pretty-print attrs classes, which no pane writes: attrs looks absent while it loads.
+_ATTRS_HIDDEN = sys.modules.setdefault("attr", None) is None
+from textual.widgets import RichLog  # noqa: E402
+
+if _ATTRS_HIDDEN:
+    del sys.modules["attr"]
 
 PANE_STYLES = {
     "pane.success": "text-success",

@@ -25,10 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from app.config.file import set_value
 from app.config.settings import Settings
-from app.dashboard.screens.confirm_modal import ConfirmModal
-from app.dashboard.screens.memory_browser import MemoryBrowserScreen
-from app.dashboard.screens.pending_screen import PendingScreen
-from app.dashboard.screens.record_modal import RecordModal
+from app.dashboard.screens.browsing import BrowsingScreen
 from app.sessions.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.sessions.queue import SessionPlan, SessionQueue
 
@@ -40,8 +37,6 @@ if TYPE_CHECKING:
     from app.sessions.history import SessionEntry
     from memory.embedding.embedder import Embedder
     from widgets.matches_log import MatchesLog
-
-BROWSING = (MemoryBrowserScreen, PendingScreen)  # where `m` would open a second browser
 
 
 class AstraApp(App[int]):
@@ -81,7 +76,7 @@ class AstraApp(App[int]):
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left
-            self.push_screen(MemoryBrowserScreen(self.sessions), callback=self._show_dashboard)
+            self.push_screen(self.memory_browser(), callback=self._show_dashboard)
         else:
             self.push_screen(self.dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
@@ -122,8 +117,8 @@ class AstraApp(App[int]):
         """Say what the app is doing: in the dashboard's header and the browser's title."""
         self.dashboard.set_status(status)
         for screen in self.screen_stack:
-            if isinstance(screen, MemoryBrowserScreen):
-                screen.show_title()
+            if isinstance(screen, BrowsingScreen):
+                screen.show_status()
 
     def forward_event(self, event: ev.Event) -> None:
         """The agent's event callback; it runs on the app's loop, as the agent does."""
@@ -154,6 +149,8 @@ class AstraApp(App[int]):
         if record is None:
             self.notify(f"record {memory_id[:8]} is no longer in memory", severity="warning")
             return
+        from app.dashboard.screens.record_modal import RecordModal  # not the first frame's
+
         self.push_screen(RecordModal(record))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -170,7 +167,7 @@ class AstraApp(App[int]):
         """Stop hides while no session runs (it would do nothing). New session hides while
         one runs or waits (one at a time), and Memory inside the memory browser and its
         review of proposals."""
-        if action == "browse_memory" and isinstance(self.screen, BROWSING):
+        if action == "browse_memory" and isinstance(self.screen, BrowsingScreen):
             return False
         if action == "new_session" and self.sessions.running:
             return False
@@ -187,6 +184,8 @@ class AstraApp(App[int]):
         def start(choice: NewSession | None) -> None:
             if choice is None:
                 return
+            from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+
             # the dashboard first: the session's own modals must land on top of it
             if isinstance(self.screen, MemoryBrowserScreen):
                 self.pop_screen()
@@ -217,8 +216,14 @@ class AstraApp(App[int]):
         return await self.sessions.problem(self.options_for(choice))
 
     def action_browse_memory(self) -> None:
-        if not isinstance(self.screen, BROWSING):
-            self.push_screen(MemoryBrowserScreen(self.sessions))
+        if not isinstance(self.screen, BrowsingScreen):
+            self.push_screen(self.memory_browser())
+
+    def memory_browser(self) -> BrowsingScreen:
+        """A new memory browser; its module loads on first use, as the dashboard's does."""
+        from app.dashboard.screens.memory_browser import MemoryBrowserScreen
+
+        return MemoryBrowserScreen(self.sessions)
 
     def action_history(self) -> None:
         from app.dashboard.screens.history_screen import HistoryScreen  # not the first frame's
@@ -262,6 +267,8 @@ class AstraApp(App[int]):
                 self.quitting = True
                 self.sessions.stop()
                 self.quit_after_session()
+
+        from app.dashboard.screens.confirm_modal import ConfirmModal  # not the first frame's
 
         self.push_screen(
             ConfirmModal(

@@ -21,10 +21,10 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Label, Select
 
+from app.dashboard.screens.browsing import BrowsingScreen
 from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.export_modal import ExportModal
 from app.dashboard.screens.pending_screen import PendingScreen
@@ -78,7 +78,7 @@ SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its la
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
-class MemoryBrowserScreen(Screen):
+class MemoryBrowserScreen(BrowsingScreen):
     AUTO_FOCUS = "#search"  # typed at once, a first search sends no key the table's way
     BINDINGS: ClassVar[list[BindingType]] = [
         # Ahead of the search box's own ctrl+e, delete and ctrl+u (end, delete right, delete
@@ -121,6 +121,9 @@ class MemoryBrowserScreen(Screen):
         self.scope: str | None = memory.scope  # what the picker chose; None: every scope
         self._scopes: list[str] = [memory.scope]  # the picker's scopes, but "all scopes"
         self.pending = 0  # proposals from MCP clients waiting for the operator
+
+    def show_status(self) -> None:
+        self.show_title()
 
     def show_title(self) -> None:
         """The store, then what is listed; until a listing arrives, the app's progress

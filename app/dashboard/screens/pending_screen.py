@@ -18,9 +18,9 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, Static
 
+from app.dashboard.screens.browsing import BrowsingScreen
 from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.proposal_modal import ProposalModal
 from app.text_fit import clip
@@ -81,7 +81,7 @@ def age(then: datetime, now: datetime) -> str:
     return f"{seconds}s"
 
 
-class PendingScreen(Screen[None]):
+class PendingScreen(BrowsingScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Back", id="pending.back"),
         Binding("c", "confirm", "Confirm", id="pending.confirm"),
