@@ -141,10 +141,13 @@ def add_memory_id(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def session_options_parser() -> argparse.ArgumentParser:
-    """DESIGN's `session options`, as a parent parser for the commands that run sessions."""
-    session_options = OneLineParser(add_help=False)
-    group = session_options.add_argument_group("session options")
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """DESIGN's `session options`, shared by the commands that run sessions."""
+    group = parser.add_argument_group("session options")
     group.add_argument("--prompt", help="the task for Astra (default: fix the failing tests)")
     group.add_argument("--live", action="store_true", help="send paid requests to the model")
     group.add_argument(
@@ -255,4 +258,3 @@ def session_options_parser() -> argparse.ArgumentParser:
         help="weakest match label the model is given from memory (default: "
         "ASTRA_MIN_RELEVANCE, else possible)",
     )
-    return session_options

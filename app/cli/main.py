@@ -17,17 +17,18 @@ from pathlib import Path
 
 from app.cli.arguments import (
     OneLineParser,
+    add_json,
     add_memory_id,
     add_memory_url,
+    add_session_options,
     id_prefix,
     positive_int,
     query_text,
     scope_name,
     score,
-    session_options_parser,
     whole_number,
 )
-from app.cli.history_flags import add_history_commands
+from app.cli.history_flags import report_flags, serve_flags, sessions_flags
 from app.config.file import config_path, default_env_file, load_config
 from app.config.settings import Settings
 from app.config.store_url import resolve_memory_url
@@ -56,7 +57,10 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line. Every command is there by name and summary (for `--help`, and to
+    tell a typo), but only those argv names get their flags and actions: all 38 parsers
+    cost every launch 5 ms, a fortieth of the dashboard's first frame."""
     parser = OneLineParser(
         prog="astra-memory",
         description="Supervised Astra debugging sessions with a durable memory of confirmed fixes.",
@@ -75,31 +79,32 @@ def build_parser() -> argparse.ArgumentParser:
         "never the current folder's)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (summary, add_flags) in COMMANDS.items():
+        command = commands.add_parser(name, help=summary)
+        if name in argv:
+            add_flags(command)
+    return parser
 
-    store_options = OneLineParser(add_help=False)
-    add_memory_url(store_options)
-    json_option = OneLineParser(add_help=False)
-    json_option.add_argument("--json", action="store_true", help="print JSON instead of tables")
 
-    memory = commands.add_parser("memory", help="browse, search, audit and prune memory records")
+def memory_flags(memory: argparse.ArgumentParser) -> None:
     actions = memory.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    listing = actions.add_parser(
-        "list", parents=[store_options, json_option], help="records, newest first"
-    )
+    listing = actions.add_parser("list", help="records, newest first")
+    add_memory_url(listing)
+    add_json(listing)
     listing.add_argument("--scope", type=scope_name, help="only this scope")
     listing.add_argument(
         "--limit", type=positive_int, default=50, help="at most N records (0: all; default 50)"
     )
 
-    show = actions.add_parser(
-        "show", parents=[store_options, json_option], help="one record with its evidence and audit"
-    )
+    show = actions.add_parser("show", help="one record with its evidence and audit")
+    add_memory_url(show)
+    add_json(show)
     add_memory_id(show)
 
-    search = actions.add_parser(
-        "search", parents=[store_options, json_option], help="search as the agent's tool does"
-    )
+    search = actions.add_parser("search", help="search as the agent's tool does")
+    add_memory_url(search)
+    add_json(search)
     search.add_argument(
         "query", metavar="QUERY", type=query_text, help="failure text to search for"
     )
@@ -124,57 +129,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     delete = actions.add_parser(
         "delete",
-        parents=[store_options],
         help="delete one record",
         description="Asks first on a terminal; without one, --yes is required.",
     )
+    add_memory_url(delete)
     add_memory_id(delete)
     delete.add_argument("--yes", action="store_true", help="delete without asking")
 
     unstale = actions.add_parser(
         "unstale",
-        parents=[store_options],
         help="clear a record's possibly-stale mark",
         description="The red sessions counted so far no longer count; later ones do.",
     )
+    add_memory_url(unstale)
     add_memory_id(unstale)
 
-    actions.add_parser(
-        "pending",
-        parents=[store_options, json_option],
-        help="fixes MCP clients proposed, waiting for confirm or reject",
+    pending = actions.add_parser(
+        "pending", help="fixes MCP clients proposed, waiting for confirm or reject"
     )
+    add_memory_url(pending)
+    add_json(pending)
     confirm = actions.add_parser(
         "confirm",
-        parents=[store_options],
         help="write a fix an MCP client proposed to memory",
         description="Shows the record, its diff and the nearest records, then asks; without "
         "a terminal, --yes is required.",
     )
+    add_memory_url(confirm)
     confirm.add_argument("--yes", action="store_true", help="confirm without asking")
-    reject = actions.add_parser("reject", parents=[store_options], help="drop a proposed fix")
+    reject = actions.add_parser("reject", help="drop a proposed fix")
+    add_memory_url(reject)
     for decision in (confirm, reject):
         decision.add_argument(
             "proposal_id", metavar="ID", type=id_prefix, help="a proposal id or a unique prefix"
         )
 
-    actions.add_parser(
-        "stats", parents=[store_options, json_option], help="counts by scope and error type"
-    )
+    stats = actions.add_parser("stats", help="counts by scope and error type")
+    add_memory_url(stats)
+    add_json(stats)
 
-    export = actions.add_parser("export", parents=[store_options], help="records as JSONL")
+    export = actions.add_parser("export", help="records as JSONL")
+    add_memory_url(export)
     export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
     export.add_argument("--scope", type=scope_name, help="only this scope")
 
     imports = actions.add_parser(
         "import",
-        parents=[store_options],
         help="records from JSONL: an export, or minimal post-mortem records",
         description="Import an export (ids kept) or minimal records with fix_description, "
         "error_type, file_paths and optionally memory_id, symptom, outcome, scope. Minimal "
         "records are marked as imported, not test-confirmed. All lines are checked first; "
         "nothing is written unless every line is valid.",
     )
+    add_memory_url(imports)
     imports.add_argument("file", metavar="FILE", help="JSONL file to import ('-' for stdin)")
     imports.add_argument(
         "--scope",
@@ -185,13 +192,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluation = actions.add_parser(
         "eval",
-        parents=[store_options, json_option],
         help="recall@1/@3 and MRR of labelled queries, beside plain BM25 and the vectors alone",
         description='Each line of QUERIES.jsonl: {"query": ..., "expect": MEMORY_ID or a unique '
         "prefix} and optionally error_type, scope and group (figures per group). Prints the "
         "memory's figures beside plain BM25 (bm25s) and the vectors alone on the same records, "
         "and how often each label of the top 3 was right.",
     )
+    add_memory_url(evaluation)
+    add_json(evaluation)
     evaluation.add_argument("queries", metavar="QUERIES.jsonl")
     evaluation.add_argument(
         "--scope",
@@ -222,113 +230,126 @@ def build_parser() -> argparse.ArgumentParser:
     migration.add_argument("--from", dest="source", required=True, metavar="URL")
     migration.add_argument("--to", dest="target", required=True, metavar="URL")
 
-    session_options = session_options_parser()
 
-    run = commands.add_parser(
-        "run",
-        parents=[session_options, json_option],
-        help="one session on a workspace, without the dashboard",
-        description="Exit codes: 0 final test run passed, 1 finished with tests not passing, "
-        "2 usage or configuration error, 3 stopped by budget or a limit, 4 stopped by a gate.",
+def run_flags(run: argparse.ArgumentParser) -> None:
+    run.description = (
+        "Exit codes: 0 final test run passed, 1 finished with tests not passing, "
+        "2 usage or configuration error, 3 stopped by budget or a limit, 4 stopped by a gate."
     )
+    add_session_options(run)
+    add_json(run)
     run.add_argument("--workspace", required=True, metavar="DIR", help="the project to fix")
 
-    tui = commands.add_parser(
-        "tui",
-        parents=[session_options],
-        help="the dashboard (the default command)",
-        description="Without --workspace, the dashboard opens idle on the memory browser.",
-    )
+
+def tui_flags(tui: argparse.ArgumentParser) -> None:
+    tui.description = "Without --workspace, the dashboard opens idle on the memory browser."
+    add_session_options(tui)
     tui.add_argument("--workspace", metavar="DIR", help="the project to fix in a session")
 
-    demo = commands.add_parser(
-        "demo",
-        help="the two-session experiment on demo_projects, offline",
-        description="alpha fixes its bug on an empty memory scope and stores the fix; beta, a "
+
+def demo_flags(demo: argparse.ArgumentParser) -> None:
+    demo.description = (
+        "alpha fixes its bug on an empty memory scope and stores the fix; beta, a "
         "different project on a new response chain, must find that fix before its first edit. "
         "In the dashboard you confirm each store. Exit 0 when all five checks hold, 1 when one "
-        "fails, 3 when the operator declined alpha's store (the experiment could not run).",
+        "fails, 3 when the operator declined alpha's store (the experiment could not run)."
     )
     demo.add_argument(
         "--headless", action="store_true", help="print to the terminal instead of the dashboard"
     )
     add_memory_url(demo)
 
-    mcp = commands.add_parser(
-        "mcp",
-        parents=[store_options],
-        help="serve the memory to MCP clients (Claude Code, Codex, ...) over stdio",
-        description="A Model Context Protocol server on stdin/stdout: search_fixes, get_fix, "
+
+def mcp_flags(mcp: argparse.ArgumentParser) -> None:
+    mcp.description = (
+        "A Model Context Protocol server on stdin/stdout: search_fixes, get_fix, "
         "propose_fix (into the pending queue: `memory pending`, `memory confirm`), "
-        "proposal_status, report_outcome. Nothing reaches memory without your confirmation.",
+        "proposal_status, report_outcome. Nothing reaches memory without your confirmation."
     )
+    add_memory_url(mcp)
     mcp.add_argument(
         "--scope", type=scope_name, help="the scope searched and proposed into (default: default)"
     )
 
-    doctor = commands.add_parser(
-        "doctor",
-        parents=[session_options],
-        help=(
-            "the checks every session runs first: store, model, sandbox, git tree, tests "
-            "(--live: the key and the base URL too)"
-        ),
-        description="One line per check; exit 2 when one fails.",
-    )
+
+def doctor_flags(doctor: argparse.ArgumentParser) -> None:
+    doctor.description = "One line per check; exit 2 when one fails."
+    add_session_options(doctor)
     doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
 
-    commands.add_parser(
-        "ledger",
-        parents=[json_option],
-        help="live spend by session",
-        description="Spend of each live session from the ledger in ASTRA_DATA_DIR, and the "
-        "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed.",
-    )
 
-    add_history_commands(commands, store_options, json_option)
+def ledger_flags(ledger: argparse.ArgumentParser) -> None:
+    ledger.description = (
+        "Spend of each live session from the ledger in ASTRA_DATA_DIR, and the "
+        "total against ASTRA_BUDGET_USD. Rehearsals cost nothing and are not listed."
+    )
+    add_json(ledger)
 
-    configuration = commands.add_parser(
-        "config",
-        help="the config file: its path, the values in force, one value set",
-        description="The config file keeps the theme, memory_url, scope and budget_usd "
-        "between runs. The environment and flags override it.",
+
+def config_flags(configuration: argparse.ArgumentParser) -> None:
+    configuration.description = (
+        "The config file keeps the theme, memory_url, scope and budget_usd "
+        "between runs. The environment and flags override it."
     )
-    settings_actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
-    settings_actions.add_parser("path", help="where the config file is")
-    settings_actions.add_parser(
-        "show", parents=[json_option], help="each value in force and where it comes from"
-    )
-    setter = settings_actions.add_parser("set", help="keep one value (or --unset it)")
+    actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("path", help="where the config file is")
+    add_json(actions.add_parser("show", help="each value in force and where it comes from"))
+    setter = actions.add_parser("set", help="keep one value (or --unset it)")
     setter.add_argument("key", choices=("theme", "memory_url", "scope", "budget_usd"))
     setter.add_argument("value", nargs="?", help="the value (none with --unset)")
     setter.add_argument("--unset", action="store_true", help="remove the key")
 
-    model = commands.add_parser("model", help="the embedding model")
-    model_actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
-    model_actions.add_parser(
+
+def model_flags(model: argparse.ArgumentParser) -> None:
+    actions = model.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser(
         "prepare",
         help="export the embedding model to ONNX now (else done on first use), with progress",
     )
 
-    smoke = commands.add_parser(
-        "smoke", help="check the store end to end: store a temporary fix, then verify it"
-    )
+
+def smoke_flags(smoke: argparse.ArgumentParser) -> None:
     steps = smoke.add_subparsers(dest="step", metavar="STEP", required=True)
-    steps.add_parser(
-        "store", parents=[store_options], help="store and find a temporary fix; prints its id"
-    )
-    verify = steps.add_parser(
-        "verify", parents=[store_options], help="confirm a smoke record persisted, then delete it"
-    )
+    store = steps.add_parser("store", help="store and find a temporary fix; prints its id")
+    add_memory_url(store)
+    verify = steps.add_parser("verify", help="confirm a smoke record persisted, then delete it")
+    add_memory_url(verify)
     verify.add_argument("--memory-id", required=True, metavar="ID", type=id_prefix)
-    return parser
+
+
+# name: (its line in `--help`, what adds its flags and actions)
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "memory": ("browse, search, audit and prune memory records", memory_flags),
+    "run": ("one session on a workspace, without the dashboard", run_flags),
+    "tui": ("the dashboard (the default command)", tui_flags),
+    "demo": ("the two-session experiment on demo_projects, offline", demo_flags),
+    "mcp": ("serve the memory to MCP clients (Claude Code, Codex, ...) over stdio", mcp_flags),
+    "doctor": (
+        "the checks every session runs first: store, model, sandbox, git tree, tests "
+        "(--live: the key and the base URL too)",
+        doctor_flags,
+    ),
+    "ledger": ("live spend by session", ledger_flags),
+    "sessions": (
+        "past sessions: when, workspace, model, status, turns, cost, matches, stored ids",
+        sessions_flags,
+    ),
+    "report": (
+        "memory's effect: sessions that received a match against those that did not",
+        report_flags,
+    ),
+    "serve": ("the dashboard in a web browser (textual-serve), on this machine", serve_flags),
+    "config": ("the config file: its path, the values in force, one value set", config_flags),
+    "model": ("the embedding model", model_flags),
+    "smoke": ("check the store end to end: store a temporary fix, then verify it", smoke_flags),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["tui"])
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(given).parse_args(given)
+    if args.command is None:  # `astra-memory [--env-file FILE]`: the dashboard
+        args = build_parser(["tui"]).parse_args([*given, "tui"])
     try:
         settings = exact_urls(args, with_config(args, settings_from(args.env_file)))
         return asyncio.run(command_for(args)(args, settings))
