@@ -4,12 +4,12 @@ memory store's URL, the scope and the session budget. TOML in the platform's con
 
 Precedence, lowest first: built-in defaults, this file, the environment (and `.env`),
 flags. The dashboard writes the theme here when one is chosen; `astra-memory config set`
-writes the rest. Reading is light (tomllib), so the dashboard's first frame does not wait.
+writes the rest. Reading is light (tomllib, loaded only when the file exists), so the
+dashboard's first frame does not wait.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,10 +56,16 @@ def load_config(path: Path) -> Config:
     """The file's values; none if it does not exist. A file we cannot use is one clear
     error naming it (exit 2)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return Config()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read the config file {path}: {exc}", 2) from None
+    import tomllib  # only where there is a file: 1.5 ms of a first launch
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise CommandError(f"cannot read the config file {path}: {exc}", 2) from None
     unknown = sorted(set(data) - set(PARSERS))
     if unknown:

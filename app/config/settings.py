@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import platformdirs
-from dotenv import dotenv_values
 
 from app.errors import CommandError
 
@@ -90,6 +89,8 @@ def _set_values(variables: Mapping[str, str | None]) -> dict[str, str]:
 def _env_file_values(path: Path) -> Mapping[str, str | None]:
     """The `.env` file's variables; a file that is not UTF-8 text, or cannot be read, is one
     error naming it (exit 2)."""
+    from dotenv import dotenv_values  # only where there is a file: 2 ms of every launch
+
     try:
         return dotenv_values(path, encoding="utf-8")
     except UnicodeDecodeError as exc:
