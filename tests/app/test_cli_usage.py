@@ -35,6 +35,14 @@ def test_ledger_and_demo_describe_themselves(capsys, command, words):
     assert words in capsys.readouterr().out
 
 
+def test_the_default_command_keeps_the_env_file_it_was_given(capsys, data_dir, tmp_path):
+    """`astra-memory --env-file FILE` opens the dashboard with FILE's settings, so a missing
+    FILE is refused as it is with a command named."""
+    missing = tmp_path / "nowhere.env"
+    assert main(["--env-file", str(missing)]) == 2
+    assert f"--env-file {missing}: no such file" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
