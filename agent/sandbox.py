@@ -2,10 +2,10 @@
 
 Bubblewrap (Debian's `bubblewrap`) gives the command the workspace writable, the rest of the
 filesystem read-only, and no way to the host's sockets or IPC: a network namespace of its
-own (no network, no abstract unix sockets), an IPC namespace, and /tmp, /run and $HOME
-replaced by empty private folders, where the host's unix sockets live (a socket on a
-read-only mount still takes a connect()). What the tests need from those folders is shown
-again read-only: the interpreters, the session's folder and the user's checkout
+own (no network, no abstract unix sockets), an IPC namespace, and the folders where hosts
+keep unix sockets (`SOCKET_FOLDERS`, and $HOME) replaced by empty private folders: a socket
+on a read-only mount still takes a connect(). What the tests need from those folders is
+shown again read-only: the interpreters, the session's folder and the user's checkout
 (`visible`). A PID namespace ends with it:
 once bwrap is killed (the process group kill in WorkspaceTools), --die-with-parent ends its
 first child, and with it every process of the namespace, `setsid` ones included.
@@ -50,13 +50,20 @@ class Sandbox:
         )
 
 
+# Where hosts keep unix sockets: docker's and the desktop bus's under /run, a database's
+# under /var/lib, anyone's under /tmp, /var/tmp, /srv or a home. Services put none under
+# /usr, /etc or /opt, which stay visible (read-only) for the tools the tests may run.
+SOCKET_FOLDERS = ("/tmp", "/run", "/var", "/srv", "/mnt", "/media", "/home", "/root")
+
+
 def _private_folders() -> list[Path]:
     """Where the host's unix sockets live: replaced by empty folders inside."""
-    folders = [Path("/tmp"), Path("/run"), Path("/var/run")]
+    folders = [Path(folder) for folder in SOCKET_FOLDERS]
     home = Path(os.environ.get("HOME") or "/")
     if home.is_dir() and home != Path("/"):
         folders.append(home.resolve())
-    return [f for f in folders if f.is_dir() and not f.is_symlink()]
+    folders = [f for f in folders if f.is_dir() and not f.is_symlink()]
+    return [f for f in folders if not _inside_any(f, folders)]  # /home/me: in /home
 
 
 def _inside_any(path: Path, folders: list[Path]) -> bool:

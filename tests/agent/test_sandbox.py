@@ -71,15 +71,13 @@ CONNECT = (
 
 
 @needs_sandbox
-@pytest.mark.parametrize("where", ["home", "abstract"])
+@pytest.mark.parametrize("where", ["~", "/var/tmp", "@"])
 async def test_the_tests_reach_no_host_socket(tmp_path, where):
-    """A unix socket under $HOME (so a docker.sock under /run) and an abstract one (no
-    file at all) listen on the host; the tests' connect() reaches neither."""
-    address = (
-        str(Path.home() / f".astra-sandbox-{os.getpid()}.sock")
-        if where == "home"
-        else f"@astra-sandbox-{os.getpid()}"
-    )
+    """A unix socket under $HOME (so a docker.sock under /run), one under /var/tmp (so a
+    database's under /var/lib) and an abstract one (@: no file at all) listen on the host;
+    the tests' connect() reaches none."""
+    name = f"astra-sandbox-{os.getpid()}"
+    address = f"@{name}" if where == "@" else str(Path(where).expanduser() / f".{name}.sock")
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(address.replace("@", "\0", 1))
     listener.listen()
@@ -95,7 +93,7 @@ async def test_the_tests_reach_no_host_socket(tmp_path, where):
         ).run_tests()
     finally:
         listener.close()
-        if where == "home":
+        if where != "@":
             Path(address).unlink(missing_ok=True)
     assert "connected" in unconfined.output  # the socket is there to reach
     assert "refused:" in confined.output and "connected" not in confined.output
