@@ -266,26 +266,31 @@ class SQLiteMemoryStore(LockedDatabase):
                 return []
             by_keyword = self._keyword_ranking(text, scope, request.now, pool)
             vector_ids = [memory_id for memory_id, _ in by_vector]
-            types = self._index.error_keys([*vector_ids, *by_keyword]) if error_key else {}
-            by_type = ranking.error_type_ranking(error_key, vector_ids, by_keyword, types)
             weights = ranking.weights(text, by_vector[0][1])
+            wants_types = error_key or weights.query_type
+            types = self._index.error_keys([*vector_ids, *by_keyword]) if wants_types else {}
+            by_type = ranking.error_type_ranking(error_key, vector_ids, by_keyword, types)
+            by_query_type = []
+            if weights.query_type:
+                by_query_type = ranking.query_type_ranking(text, vector_ids, by_keyword, types)
             by_path = []
             if weights.path:
                 looked_at = ranking.path_candidates(top_k, vector_ids, by_keyword)
                 by_path = ranking.path_ranking(text, self._file_paths(looked_at))
-            fused = ranking.fuse(vector_ids, by_keyword, by_path, weights, by_type)
+            fused = ranking.fuse(vector_ids, by_keyword, by_path, weights, by_type, by_query_type)
             fused = {m: score for m, score in fused.items() if m in self._index}  # unreadable
             cosine = dict(by_vector)
             missing = [memory_id for memory_id in fused if memory_id not in cosine]
             cosine.update(self._index.similarities(query, missing))
-            best = ranking.best_fused(fused, cosine, request.min_score, top_k)
+            best = ranking.best_fused(
+                fused, cosine, request.min_score, max(top_k, ranking.RERANK_DEPTH)
+            )
             records = self._records(best)
+            best = ranking.second_look(
+                text, best, records, fused, cosine, vector_ids, by_keyword, by_path
+            )
             return ranking.ranked(
-                (
-                    (records[memory_id], cosine[memory_id])
-                    for memory_id in best
-                    if memory_id in records
-                ),
+                ((records[memory_id], cosine[memory_id]) for memory_id in best[:top_k]),
                 {memory_id: rank for rank, memory_id in enumerate(vector_ids, start=1)},
                 {memory_id: rank for rank, memory_id in enumerate(by_keyword, start=1)},
                 ranking.runner_up([score for _, score in by_vector[:2]]),

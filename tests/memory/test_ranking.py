@@ -209,3 +209,13 @@ def test_a_tracebacks_code_names_leave_room_for_the_package_it_names():
     words = ranking.query_words(f"Traceback:\n{frames}ModuleNotFoundError: pyas2-lib")
     assert {"pyas2 lib", "pyas2lib"} <= set(words)
     assert "site packages" not in words and "sitepackages" not in words
+
+
+def test_query_exception_type_is_read_from_its_last_exception_line() -> None:
+    from memory.retrieval.rerank import exception_type
+
+    assert exception_type("Debugger fails: `getuser()` now raises `OSError`") == "oserror"
+    assert exception_type('File "a.py", line 1, in f\nsqlalchemy.exc.NoSuchColumnError: x') == (
+        "nosuchcolumnerror"
+    )
+    assert exception_type("nothing named here") == ""
