@@ -231,9 +231,11 @@ def second_look(
     by_keyword: Sequence[str],
     by_path: Sequence[str],
 ) -> list[str]:
-    """`best` (ids in fused order, each in `records`) with its first RERANK_DEPTH reordered
-    by `memory.retrieval.rerank`, given each one's place in the three rankings."""
-    head = [memory_id for memory_id in best[:RERANK_DEPTH] if memory_id in records]
+    """`best` (ids in fused order) less those missing from `records` (unreadable), its
+    first RERANK_DEPTH reordered by `memory.retrieval.rerank`, given each one's place in
+    the three rankings."""
+    readable = [memory_id for memory_id in best if memory_id in records]
+    head = readable[:RERANK_DEPTH]
     places = [
         {i: rank for rank, i in enumerate(r, start=1)} for r in (by_vector, by_keyword, by_path)
     ]
@@ -244,7 +246,7 @@ def second_look(
         [cosine[memory_id] for memory_id in head],
         [tuple(place.get(memory_id) for place in places) for memory_id in head],
     )
-    return [head[i] for i in order] + [i for i in best if i not in head]
+    return [head[i] for i in order] + readable[RERANK_DEPTH:]
 
 
 class Weights(NamedTuple):

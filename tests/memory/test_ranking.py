@@ -8,6 +8,7 @@ import pytest
 
 from memory.records import MemoryRecord
 from memory.retrieval import ranking
+from memory.retrieval.rerank import exception_type
 
 
 def counter(counts: dict[str, int]):
@@ -212,8 +213,6 @@ def test_a_tracebacks_code_names_leave_room_for_the_package_it_names():
 
 
 def test_query_exception_type_is_read_from_its_last_exception_line() -> None:
-    from memory.retrieval.rerank import exception_type
-
     assert exception_type("Debugger fails: `getuser()` now raises `OSError`") == "oserror"
     assert exception_type('File "a.py", line 1, in f\nsqlalchemy.exc.NoSuchColumnError: x') == (
         "nosuchcolumnerror"
