@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from widgets.matches_log import MatchesLog
 
 
+BROWSER_CSS = "screens/memory_browser.tcss"
+
+
 class AstraApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "astra-memory"
@@ -60,7 +63,9 @@ class AstraApp(App[int]):
         embedder: Embedder | None = None,
         browse: bool = False,
     ) -> None:
-        super().__init__()
+        # the browser's rules come with the first frame's when it is the first screen, and
+        # when it first opens otherwise (its CSS_PATH): a session's frame does without them
+        super().__init__(css_path=[self.CSS_PATH, BROWSER_CSS] if browse else None)
         self.sessions = SessionQueue(settings, options, plans, self, embedder)
         self.browse_first = browse
         self.quitting = False
@@ -72,7 +77,7 @@ class AstraApp(App[int]):
         none of its panes."""
         from app.dashboard.screens.dashboard import DashboardScreen
 
-        return DashboardScreen(self.sessions.memory_url)
+        return DashboardScreen(self.sessions.memory_url, self.size.width)
 
     def on_mount(self) -> None:
         if self.browse_first:  # idle: the browser first; the dashboard once it is left

@@ -115,6 +115,34 @@ async def test_selecting_a_match_opens_its_whole_record(settings, url, alpha):
     assert shown.fix_description == "strip each"
 
 
+@pytest.mark.parametrize("first", ["session", "idle"])
+async def test_the_browser_and_history_are_styled_however_the_dashboard_opened(
+    settings, url, alpha, first
+):
+    """Their rules are read when they first open, unless the browser is the first screen:
+    either way the scope picker keeps its width and the history its detail's height."""
+    if first == "session":
+        app = rehearsal_app(settings, url, alpha, store="yes")
+    else:
+        app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        if first == "session":
+            await wait_for(pilot, lambda: app.sessions.finished)
+        else:
+            await wait_for_screen(pilot, MemoryBrowserScreen)
+            await leave_the_browser(pilot)
+        await pilot.press("m")
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        scope_width = app.screen.query_one("#scope").outer_size.width
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.dashboard)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: app.screen.query("#history-detail-scroll"))
+        await pilot.pause()
+        detail_height = app.screen.query_one("#history-detail-scroll").outer_size.height
+    assert (scope_width, detail_height) == (28, 10)
+
+
 async def test_a_session_started_from_the_dashboard_runs_and_asks_before_storing(
     settings, url, alpha
 ):

@@ -46,16 +46,19 @@ def report_figures(report: ev.SessionReport) -> tuple[str, ...]:
     )
 
 
+BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # (from this width on, the screen's class)
+
+
 class DashboardScreen(Screen):
     """Four panes; at narrow widths they stack in a scrolling column (see app.tcss)."""
 
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [
-        (0, "-narrow"),
-        (100, "-wide"),
-    ]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = BREAKPOINTS
 
-    def __init__(self, memory_url: str = "-") -> None:
-        super().__init__(id="dashboard")
+    def __init__(self, memory_url: str = "-", width: int = 0) -> None:
+        # made with the class the first resize gives it at this width: added by the resize,
+        # it would style every widget of the screen a second time before the first frame
+        _, width_class = max(b for b in BREAKPOINTS if b[0] <= width)
+        super().__init__(id="dashboard", classes=width_class)
         self.memory_url = memory_url  # the header's before a session names it (idle)
         self.status = "starting…"  # the app's latest, also the browser's title until it lists
         self._lines: TestOutputBatch | None = None

@@ -97,6 +97,8 @@ def detail(entry: SessionEntry) -> str:
 class HistoryScreen(Screen[SessionEntry | None]):
     """Dismisses with the session to replay, or None."""
 
+    CSS_PATH = "history_screen.tcss"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_none", "Back", id="history.back"),
         Binding("enter", "replay", "Replay", id="history.replay"),

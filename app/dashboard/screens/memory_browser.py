@@ -79,6 +79,7 @@ ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every sco
 
 
 class MemoryBrowserScreen(BrowsingScreen):
+    CSS_PATH = "memory_browser.tcss"
     AUTO_FOCUS = "#search"  # typed at once, a first search sends no key the table's way
     BINDINGS: ClassVar[list[BindingType]] = [
         # Ahead of the search box's own ctrl+e, delete and ctrl+u (end, delete right, delete

@@ -82,6 +82,7 @@ def age(then: datetime, now: datetime) -> str:
 
 
 class PendingScreen(BrowsingScreen):
+    CSS_PATH = "memory_browser.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss", "Back", id="pending.back"),
         Binding("c", "confirm", "Confirm", id="pending.confirm"),
