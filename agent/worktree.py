@@ -30,11 +30,14 @@ from typing import Literal
 
 Kind = Literal["worktree", "copy", "in-place"]
 Finish = Literal["apply", "branch", "discard"]
+Change = tuple[str, str, str]  # git's status letter, the path's mode at the start and now
 
 NOT_COPIED = (".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox")
 LINKED = (".venv", "venv", "node_modules")
 # Every git call: no hooks (ours, the user's or planted) and no fsmonitor program.
 OWNED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+# Before a path the tests named: `:(glob)x` is a file's name, not a pathspec's magic.
+LITERAL = "--literal-pathspecs"
 # Our own commits: never the user's signing or identity prompts.
 AS_ASTRA = (
     "-c",
@@ -101,40 +104,67 @@ class SessionWorkspace:
         )
 
     def unapproved(self, approved: Mapping[str, str]) -> dict[str, str]:
-        """Each file changed since the start that no approved edit wrote as it is now
-        (`approved`: path under root -> text), with its diff: what the tests wrote. Caches
-        (`__pycache__`, `.pytest_cache`, ...) are not in it: `leave_out` drops them anyway."""
+        """Each path changed since the start as no approved edit left it (`approved`: path
+        under root -> text), with its diff: what the tests wrote, deleted, linked or chmod-ed.
+        Caches (`__pycache__`, `.pytest_cache`, ...) are not in it: `leave_out` drops them."""
         if self.repo is None or self.base is None:
             return {}
-        project = self.root.relative_to(self.repo)
         found = {}
-        for name in self._changed():
-            path = Path(name)
-            if _is_cache(path):
+        for name, change in self._changed().items():
+            if _is_cache(Path(name)):
                 continue
-            mine = path.relative_to(project).as_posix() if path.is_relative_to(project) else None
-            current = self.repo / path
-            text = current.read_text("utf-8", "replace") if current.is_file() else None
-            if mine is None or approved.get(mine) != text:
-                found[name] = self.git("diff", "--cached", "--no-ext-diff", self.base, "--", name)
+            text = approved.get(self._under_root(name) or "")
+            if text is None or not self._left_as(name, change, text):
+                found[name] = self.git(
+                    LITERAL, "diff", "--cached", "--no-ext-diff", "--no-textconv",
+                    self.base, "--", name,
+                )  # fmt: skip
         return found
 
-    def leave_out(self, paths: Iterable[str] = ()) -> None:
-        """Put `paths` (relative to repo) and every cache back as they were at the start."""
+    def _left_as(self, name: str, change: Change, text: str) -> bool:
+        """The path is still the file it was at the start (its mode too), holding `text`."""
+        assert self.repo is not None, "in place nothing is diffed"
+        status, mode_before, mode_now = change
+        current = self.repo / name
+        if status != "M" or mode_before != mode_now or current.is_symlink():
+            return False
+        return current.is_file() and current.read_bytes() == text.encode("utf-8")
+
+    def _under_root(self, name: str) -> str | None:
+        """A path relative to repo as the session's tools name it (relative to root)."""
+        assert self.repo is not None, "in place nothing is diffed"
+        path, project = Path(name), self.root.relative_to(self.repo)
+        return path.relative_to(project).as_posix() if path.is_relative_to(project) else None
+
+    def leave_out(self, paths: Iterable[str], approved: Mapping[str, str]) -> None:
+        """Put `paths` (relative to repo) and every cache back as they were at the start, or
+        as the approved edit left them (`approved`, as for `unapproved`): what is new goes
+        first (a folder where a file was), then the rest is restored."""
         if self.repo is None or self.base is None:
             return
-        for name in {*paths, *(n for n in self._changed() if _is_cache(Path(n)))}:
-            try:
-                self.git("restore", "--source", self.base, "--staged", "--worktree", "--", name)
-            except WorkspaceError:  # not in the start: the tests made it
-                self.git("rm", "-q", "--cached", "--", name)
-                (self.repo / name).unlink(missing_ok=True)
+        changes = self._changed()
+        names = {*paths, *(name for name in changes if _is_cache(Path(name)))} & set(changes)
+        for name in sorted(names, key=lambda name: changes[name][0] != "A"):
+            if changes[name][0] == "A":
+                self.git(LITERAL, "rm", "-q", "-r", "-f", "--cached", "--", name)
+                _remove(self.repo, Path(name))
+            else:
+                restore = ("restore", "--source", self.base, "--staged", "--worktree")
+                self.git(LITERAL, *restore, "--", name)
+                if (text := approved.get(self._under_root(name) or "")) is not None:
+                    (self.repo / name).write_bytes(text.encode("utf-8"))
 
-    def _changed(self) -> list[str]:
-        """The paths (relative to repo) that differ from the start, new files included."""
+    def _changed(self) -> dict[str, Change]:
+        """Each path (relative to repo) that differs from the start, new files included:
+        git's status letter (A, M, D or T for a type change) and its mode before and now."""
         self._add_all()
-        names = self.git("diff", "--cached", "--name-only", "-z", str(self.base)).split("\0")
-        return [name for name in names if name]
+        raw = self.git("diff", "--cached", "--raw", "-z", "--no-renames", str(self.base))
+        fields = raw.split("\0")
+        changes = {}
+        for head, name in zip(fields[0::2], fields[1::2], strict=False):
+            old_mode, new_mode, *_, status = head.lstrip(":").split()
+            changes[name] = (status, old_mode, new_mode)
+        return changes
 
     def _add_all(self) -> None:
         """Stage everything in the work tree but the links to the user's environments (a
@@ -301,6 +331,19 @@ def _copy(source: Path, folder: Path, session_id: str, branch: str) -> SessionWo
 
 def _is_cache(path: Path) -> bool:
     return any(part in NOT_COPIED for part in path.parts) or path.suffix == ".pyc"
+
+
+def _remove(repo: Path, path: Path) -> None:
+    """Remove repo/path (a file, link or folder), then each folder above it left empty."""
+    target = repo / path
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    for folder in (repo / parent for parent in path.parents if parent != Path()):
+        if not folder.is_dir() or any(folder.iterdir()):
+            break
+        folder.rmdir()
 
 
 def _owned(session: SessionWorkspace, git_dir: Path) -> SessionWorkspace:

@@ -308,7 +308,7 @@ async def only_approved(agent: AstraAgent) -> str:
         if decision.approved:
             kept.append(path)
     left = [path for path in written if path not in kept]
-    await asyncio.to_thread(workspace.leave_out, left)
+    await asyncio.to_thread(workspace.leave_out, left, agent.tools.approved)
     said = []
     if kept:
         why = "--edits auto approves them" if auto else "approved"

@@ -362,3 +362,56 @@ def test_the_users_hooks_and_fsmonitor_never_run_for_the_session(checkout: Path,
 
     assert not marker.exists()
     assert "astra/s1" in branches(checkout)
+
+
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def nested_repository(root: Path) -> None:
+    git(root, "init", "-q", "vendor")
+    (root / "vendor" / "payload.py").write_text("print('from the tests')\n")
+    git(root / "vendor", "add", "-A")
+    git(root / "vendor", "commit", "-q", "-m", "planted")
+
+
+def folder_for_a_file(root: Path) -> None:
+    (root / "test_app.py").unlink()
+    (root / "test_app.py").mkdir()
+    (root / "test_app.py" / "inner.py").write_text("x = 1\n")
+
+
+TESTS_DO = {
+    "delete a file": lambda root: (root / "test_app.py").unlink(),
+    "chmod a file": lambda root: (root / "test_app.py").chmod(0o755),
+    "chmod the approved file": lambda root: (root / "app.py").chmod(0o755),
+    "link the approved file": lambda root: (
+        (root.parent / "elsewhere.py").write_text(FIXED),
+        (root / "app.py").unlink(),
+        (root / "app.py").symlink_to(root.parent / "elsewhere.py"),
+    ),
+    "rewrite the approved file": lambda root: (root / "app.py").write_text(FIXED + "# more\n"),
+    "nest a repository": nested_repository,
+    "put a folder where a file was": folder_for_a_file,
+    "name files as pathspec magic": lambda root: [
+        (root / name).write_text("planted\n") for name in (":(glob)payload", ":(exclude)x")
+    ],
+}
+
+
+@pytest.mark.parametrize("attack", TESTS_DO)
+def test_only_the_approved_edit_leaves_the_session(checkout: Path, data_dir: Path, attack: str):
+    """The model's approved edit to app.py, then the tests change something else: each
+    change they made is found as unapproved, and left out the checkout is the edit alone."""
+    session = open_session_workspace(checkout, "s1", data_dir)
+    (session.root / "app.py").write_text(FIXED)
+    TESTS_DO[attack](session.root)
+
+    written = session.unapproved({"app.py": FIXED})
+    session.leave_out(written, {"app.py": FIXED})
+    assert session.unapproved({"app.py": FIXED}) == {}
+    session.finish("apply")
+
+    assert written and all(diff for diff in written.values())
+    assert git(checkout, "status", "--porcelain", "--untracked-files=all") == " M app.py\n"
+    assert git(checkout, "diff", "--summary") == ""  # no mode change
+    assert (checkout / "app.py").read_text() == FIXED and not (checkout / "app.py").is_symlink()
