@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.rule import Rule
 from rich.segment import Segment
+from rich.text import Text
 
 from memory.text import mask_url_passwords, shown
 
@@ -29,6 +30,10 @@ class DataConsole(Console):
     def __init__(self, *, piped: bool, **kwargs: object) -> None:
         super().__init__(**kwargs, soft_wrap=piped, width=PIPED_WIDTH if piped else None)
         self.piped = piped
+
+    def render_str(self, text: str, **kwargs: object) -> Text:
+        """Shown before Rich reads it: Rich would drop BEL, BS, VT, FF and CR unseen."""
+        return super().render_str(shown(text), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(

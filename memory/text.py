@@ -21,15 +21,27 @@ def counts_text(passed: int | None, failed: int | None) -> str:
 
 
 # Each C0 control (bar \t and \n), DEL and each C1 control becomes one visible character, so
-# the text keeps its length (Rich spans stay put): ESC shows as ␛, DEL as ␡, C1 as �.
+# the text keeps its length (Rich spans stay put): ESC shows as ␛, DEL as ␡, C1 as �. So do
+# the invisible format characters (Unicode's Cf, and the line and paragraph separators):
+# bidi overrides that show a line in another order than it reads, zero-width spaces and
+# joiners, and the tag characters that spell hidden ASCII.
 _VISIBLE = {code: 0x2400 + code for code in range(0x20) if chr(code) not in "\t\n"}
 _VISIBLE |= {0x7F: 0x2421} | {code: 0xFFFD for code in range(0x80, 0xA0)}
+_INVISIBLE = (
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x2028, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)  # fmt: skip
+_VISIBLE |= {code: 0xFFFD for first, last in _INVISIBLE for code in range(first, last + 1)}
 
 
 def shown(text: str) -> str:
     """`text` safe to put on a terminal: a record, a model's answer or a server's message
     cannot clear the screen, conceal the next line (ESC[8m), set the clipboard (OSC 52) or
-    plant a link (OSC 8). Newlines and tabs stay; lone surrogates become U+FFFD."""
+    plant a link (OSC 8), and no hidden character can reorder or hide what a line says.
+    Newlines and tabs stay; lone surrogates become U+FFFD."""
     text = text.translate(_VISIBLE)
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 

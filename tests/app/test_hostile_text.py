@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import unicodedata
 from datetime import UTC, datetime
 
 import pytest
@@ -65,6 +67,22 @@ def test_control_characters_are_shown_not_obeyed_and_keep_their_place():
     assert ESC not in safe and "\x07" not in safe and "\x9b" not in safe
     assert safe.endswith("␛[8m\n\tnext") and len(safe) == len(HOSTILE) + 6
     assert shown("a\ud800b") == "a\ufffdb"
+
+
+def test_no_hidden_character_reaches_the_terminal_and_each_keeps_its_place(capsys):
+    """A record could read one way and show another: a bidi override (U+202E) draws the
+    rest of a line backwards, zero-width and tag characters hide text. And a plain string
+    printed by the CLI lost BEL, BS, VT, FF and CR unseen: Rich dropped them."""
+    hidden = "".join(
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Cf", "Zl", "Zp")
+    )
+    safe = shown(hidden)
+    assert len(safe) == len(hidden) and set(safe) == {"\ufffd"}
+    make_console().print("bel\x07 bs\x08 vt\x0b ff\x0c cr\r fix\u202eevil\u202c\u200b!")
+    out = capsys.readouterr().out
+    assert "bel␇ bs␈ vt␋ ff␌ cr␍ fix\ufffdevil\ufffd\ufffd!" in out
 
 
 @pytest.mark.parametrize(
