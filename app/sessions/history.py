@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent.budget import Ledger
 from app.errors import CommandError
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ def load_history(data_dir: Path, unreadable: list[str] | None = None) -> list[Se
         entry.started_at = entry.started_at or row.get("at")
         entry.model = entry.model or row.get("model")
         entry.turns = (entry.turns or 0) + 1
-        entry.cost_usd += float(row.get("cost_usd") or 0.0)
+        entry.cost_usd += float(row["cost_usd"])
     if transcripts.is_dir():
         for path in sorted(transcripts.glob("*.jsonl")):
             entry = entries.setdefault(path.stem, SessionEntry(path.stem, mode="live"))
@@ -193,17 +194,9 @@ def load_history(data_dir: Path, unreadable: list[str] | None = None) -> list[Se
 
 
 def _read_ledger(path: Path) -> Iterable[dict[str, Any]]:
-    """The ledger lines that count (`ledger` warns of the others)."""
-    if not path.exists():
-        return
-    for line in path.read_bytes().split(b"\n"):
-        try:
-            row = json.loads(line)
-        except (ValueError, RecursionError):  # a torn last line, bytes that are not UTF-8
-            continue
-        counted = isinstance(row, dict) and _amount(row.get("cost_usd", 0))
-        if counted and isinstance(row.get("session_id", "?"), str):
-            yield {k: v for k, v in row.items() if k not in ("at", "model") or _text(v)}
+    """The ledger lines that count, by the ledger's own rules (`ledger` warns of the others)."""
+    for row in Ledger(path).read().rows:
+        yield {k: v for k, v in row.items() if k not in ("at", "model") or _text(v)}
 
 
 def _fill_from_transcript(entry: SessionEntry, path: Path) -> None:
@@ -373,7 +366,8 @@ def _side(entries: list[SessionEntry]) -> Side:
         if not known:
             return None
         half = len(known) // 2
-        return known[half] if len(known) % 2 else (known[half - 1] + known[half]) / 2
+        # halves first: the sum of two finite values near 1e308 is infinite
+        return known[half] if len(known) % 2 else known[half - 1] / 2 + known[half] / 2
 
     return Side(
         sessions=len(entries),

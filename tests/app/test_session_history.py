@@ -193,7 +193,9 @@ def test_sessions_that_never_searched_memory_are_on_neither_side(capsys, data_di
 def test_sessions_known_only_to_the_ledger_and_a_transcript_are_listed(data_dir):
     (data_dir / "transcripts").mkdir(parents=True)
     (data_dir / "ledger.jsonl").write_text(
-        json.dumps({"at": "2026-01-02T00:00:00+00:00", "session_id": "old-1", "model": "m"})
+        json.dumps(
+            {"at": "2026-01-02T00:00:00+00:00", "session_id": "old-1", "model": "m", "cost_usd": 0}
+        )
         + '\n{"session_id": "old-1", "cost_usd": 0.5}\n{torn'
     )
     line = {"at": "2026-01-03T00:00:00+00:00", "request": {"model": "gpt-x"}, "response": {}}
@@ -324,6 +326,30 @@ def test_a_transcript_or_ledger_line_that_cannot_be_read_adds_nothing(capsys, da
     listed = {entry["session_id"]: entry for entry in json.loads(capsys.readouterr().out)}
     assert set(listed) == {"binary", "deep", "old"}
     assert (listed["old"]["cost_usd"], listed["old"]["started_at"]) == (0.5, None)
+
+
+def test_sessions_and_report_json_stay_valid_at_the_edge_of_a_float(capsys, data_dir):
+    """`report --json` printed Infinity: the median of two durations of 1e308 was their
+    sum, halved. And `sessions list` counted ledger lines that `ledger` refuses: two of
+    1e308 each summed to an infinite cost."""
+    for number in range(MIN_PER_SIDE + 1):
+        for side, matched in (("with", True), ("without", False)):
+            name = f"{side}-{number}"
+            _summary(data_dir, name, matched=matched, turns=3)
+            path = summary_path(data_dir / "transcripts", name)
+            path.write_text(
+                path.read_text().replace('"seconds_to_green": 3.0', '"seconds_to_green": 1e308')
+            )
+    (data_dir / "ledger.jsonl").write_text(
+        '{"session_id": "a", "cost_usd": 0.25}\n' + '{"session_id": "b", "cost_usd": 1e308}\n' * 2
+    )
+    assert main(["report", "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out, parse_constant=_refuse_constant)["sessions"]
+    assert sessions["enough"] and sessions["with_match"]["seconds_to_green"] == 1e308
+    assert main(["sessions", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out, parse_constant=_refuse_constant)
+    costs = {entry["session_id"]: entry["cost_usd"] for entry in listed}
+    assert costs["a"] == 0.25 and "b" not in costs
 
 
 def test_every_summary_field_says_what_it_may_hold():
