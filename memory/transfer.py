@@ -223,6 +223,12 @@ def json_object(line: str) -> dict[str, object]:
         raise MemoryValidationError("not valid JSON (nested too deep to read)") from None
     if not isinstance(data, dict):
         raise MemoryValidationError("expected a JSON object")
+    try:  # "\ud800" is valid JSON, but no database, embedder or terminal takes what it reads as
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MemoryValidationError(
+            "not valid text (an escape such as \\ud800 that is half of a character)"
+        ) from None
     return data
 
 

@@ -93,13 +93,15 @@ def test_import_with_a_bad_line_writes_nothing(capsys, tmp_path, data_dir):
     [
         ("[" * 100_000, "line 3: not valid JSON (nested too deep to read)"),
         (json.dumps(MINIMAL)[:-1] + ', "x": ' + "9" * 5000 + "}", "line 3: not valid JSON (a"),
+        (json.dumps({**MINIMAL, "symptom": "x\ud800"}), "line 3: not valid text (an escape"),
     ],
-    ids=["nested-100000-deep", "5000-digit-int"],
+    ids=["nested-100000-deep", "5000-digit-int", "lone-surrogate"],
 )
 def test_import_of_a_line_json_cannot_hold_is_one_line_and_writes_nothing(
     capsys, tmp_path, data_dir, line, message
 ):
-    """Python's JSON reader raised RecursionError and ValueError here: tracebacks."""
+    """Python's JSON reader raised RecursionError and ValueError here, and the embedder a
+    TypeError at half a character: tracebacks."""
     source = write_jsonl(tmp_path / "in.jsonl", MINIMAL, {**MINIMAL, "fix_description": "b"})
     source.write_text(source.read_text() + line + "\n" + json.dumps(MINIMAL) + "\n")
     code, _, err = run(capsys, "memory", "import", str(source))
@@ -294,6 +296,10 @@ def test_eval_says_a_line_is_not_json_in_imports_words(capsys, tmp_path, data_di
         assert code == 1 and "line 1: not valid JSON (Expecting value)" in one_error_line(err)
         code, _, err = run(capsys, "memory", command, str(write_jsonl(tmp_path / "q.jsonl", [1])))
         assert code == 1 and "line 1: expected a JSON object" in one_error_line(err)
+        half = {"query": "x\ud800", "expect": "0badc0de"} if command == "eval" else {}
+        source = write_jsonl(tmp_path / "q.jsonl", half or {**MINIMAL, "symptom": "x\udc00"})
+        code, _, err = run(capsys, "memory", command, str(source))
+        assert code == 1 and "line 1: not valid text" in one_error_line(err)
 
 
 def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
