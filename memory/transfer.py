@@ -277,8 +277,9 @@ async def import_records(
         weaker = record.provenance != "test-confirmed"
         if existing is not None and existing.provenance == "test-confirmed" and weaker:
             result.conflicts.append(record.memory_id)
-        else:
-            kept.append(record)
+        else:  # red sessions cleared count this store's deliveries, which no line carries
+            cleared = existing.stale_cleared_red if existing is not None else 0
+            kept.append(record.model_copy(update={"stale_cleared_red": cleared}))
     records = [r.model_copy(update={"embedding_model": embedder.model_name}) for r in kept]
     vectors: list[np.ndarray] = []
     for start in range(0, len(records), EMBED_BATCH):

@@ -415,8 +415,9 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
     assert "not allowed with" in one_error_line(capsys.readouterr().err)
 
 
-def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int) -> None:
-    """The audit as sessions leave it: the record delivered, then each session ended red."""
+def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int, first: int = 0) -> None:
+    """The audit as sessions leave it: the record delivered, then each session ended red
+    (sessions red-`first` onwards)."""
     from memory.records import MemorySearchResult
     from memory.stores.protocol import open_store
 
@@ -424,7 +425,7 @@ def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int) -> No
         store = open_store(f"sqlite:///{data_dir / 'memory.sqlite3'}")
         try:
             record = await store.get(memory_id)
-            for number in range(sessions):
+            for number in range(first, first + sessions):
                 found = MemorySearchResult(record=record, score=0.8, rank=1)
                 await store.record_deliveries(f"red-{number}", None, [found])
                 await store.mark_session_outcome(f"red-{number}", False)
@@ -449,8 +450,26 @@ def test_unstale_clears_the_possibly_stale_mark(capsys, tmp_path, data_dir, monk
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id[:8])[1]
     shown_json = json.loads(run(capsys, "memory", "show", memory_id, "--json")[1])
     assert shown_json["possibly_stale"] is False and shown_json["audit"]
-    deliver_to_red_sessions(data_dir, memory_id, 1)  # one more red: 1 of 2, still clear
+    deliver_to_red_sessions(data_dir, memory_id, 1, first=2)  # one more red: 1 of 2, clear
     assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id)[1]
+
+
+def test_an_import_line_cannot_say_how_many_red_sessions_were_cleared(
+    capsys, tmp_path, data_dir, monkeypatch
+):
+    """The count stood for another store's deliveries: a line of -5 marked a record
+    possibly stale with nothing delivered here, and one of 10**30 kept it from ever being."""
+    monkeypatch.setenv("ASTRA_STALE_AFTER", "2")
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    exported = json.loads(run(capsys, "memory", "export")[1])
+    memory_id = exported["memory_id"]
+    for first, cleared in ((0, -5), (2, 10**30)):
+        line = {**exported, "stale_cleared_red": cleared}
+        assert run(capsys, "memory", "import", str(write_jsonl(tmp_path / "x.jsonl", line)))[0] == 0
+        assert "POSSIBLY STALE" not in run(capsys, "memory", "show", memory_id)[1]
+        deliver_to_red_sessions(data_dir, memory_id, 2, first)
+        assert "POSSIBLY STALE" in run(capsys, "memory", "show", memory_id)[1]
+        assert run(capsys, "memory", "unstale", memory_id)[0] == 0  # cleared: 2, then 4
 
 
 def test_a_bad_stale_after_is_one_line_and_exit_2(capsys, data_dir, monkeypatch):
