@@ -63,6 +63,7 @@ class Reply:
     delay_s: float = 0.0
     hang_up: bool = False  # close the connection after reading the request, answering nothing
     drip_s: float = 0.0  # send the body one byte at a time, this long apart
+    held: threading.Event | None = None  # answer only once the test sets it
 
     def encoded(self, request: Any) -> tuple[bytes, str]:
         if isinstance(self.body, str):
@@ -189,6 +190,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply = self.owner.take(Received(self.path, headers, body))
         time.sleep(reply.delay_s)
+        if reply.held is not None:
+            reply.held.wait(timeout=30)
         if reply.hang_up:
             self.close_connection = True
             return
@@ -273,12 +276,13 @@ class ResponsesServer:
         delay_s: float = 0.0,
         hang_up: bool = False,
         drip_s: float = 0.0,
+        held: threading.Event | None = None,
     ) -> None:
-        """Script the next reply: a JSON body (or raw text for a str), after `delay_s`, its
-        bytes `drip_s` apart; or, with `hang_up`, read the request and close the connection
-        without an answer."""
+        """Script the next reply: a JSON body (or raw text for a str), after `delay_s` and
+        once `held` is set, its bytes `drip_s` apart; or, with `hang_up`, read the request
+        and close the connection without an answer."""
         with self._lock:
-            self._replies.append(Reply(status, body, headers or {}, delay_s, hang_up, drip_s))
+            self._replies.append(Reply(status, body, headers or {}, delay_s, hang_up, drip_s, held))
 
     def enqueue_response(self, output: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
         """Script a completed response with the next id (resp_1, resp_2, ...) and return it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 
 import pytest
 from textual.events import Key
@@ -55,7 +56,8 @@ FIXES = [
 async def test_quit_mid_session_asks_stops_summarises_then_quits(settings, url, alpha):
     first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
     with ResponsesServer() as server:
-        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        answer = threading.Event()
+        server.enqueue(response_body(first, response_id="resp_1"), held=answer)
         app = live_app(settings, url, alpha, server)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for_screen(pilot, ConfirmModal.__mro__[1])  # the cost modal
@@ -65,6 +67,7 @@ async def test_quit_mid_session_asks_stops_summarises_then_quits(settings, url, 
             await wait_for_screen(pilot, ConfirmModal)
             assert app.is_running and app.sessions.agent is not None  # nothing yet
             await pilot.press("y")
+            answer.set()
             await wait_for_screen(pilot, SummaryModal)
             summary = str(app.screen.query_one("#summary").render())
             assert app.is_running
@@ -77,7 +80,8 @@ async def test_quit_mid_session_asks_stops_summarises_then_quits(settings, url, 
 async def test_quit_asked_mid_session_can_be_cancelled(settings, url, alpha):
     first = json.loads(REHEARSAL.read_text().splitlines()[0])["output"]
     with ResponsesServer() as server:
-        server.enqueue(response_body(first, response_id="resp_1"), delay_s=1.0)
+        answer = threading.Event()
+        server.enqueue(response_body(first, response_id="resp_1"), held=answer)
         app = live_app(settings, url, alpha, server)
         async with app.run_test(size=SIZE) as pilot:
             await wait_for_screen(pilot, ConfirmModal.__mro__[1])
@@ -86,6 +90,7 @@ async def test_quit_asked_mid_session_can_be_cancelled(settings, url, alpha):
             await pilot.press("q")
             await wait_for_screen(pilot, ConfirmModal)
             await pilot.press("n")
+            answer.set()
             await wait_for(pilot, lambda: app.sessions.finished)
             assert app.is_running and not app.quitting
     assert app.sessions.finished[0].report.status != "stopped"
