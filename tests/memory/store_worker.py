@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import sys
 from datetime import UTC, datetime, timedelta
 
-from memory.records import utc_now
 from memory.service import MemoryService
 from memory.stores.protocol import open_store
-from memory.transfer import import_records, parse_import
+from memory.transfer import import_records
 from tests.fakes import HashEmbedder
 
 OUTCOME = "pytest passed with exit code 0"
@@ -49,10 +49,11 @@ async def search(db: str, scope: str, query: str, min_score: float) -> None:
     print(json.dumps([r.record.memory_id for r in report.results]))
 
 
-async def import_file(db: str, path: str) -> None:
+async def import_parsed(db: str, path: str) -> None:
+    """Write records parse_import made (pickled by the test): the write is what is killed."""
     store = open_store(f"sqlite:///{db}")
-    with open(path, encoding="utf-8") as lines:
-        records = parse_import(lines, default_scope="imported", now=utc_now())
+    with open(path, "rb") as parsed:
+        records = pickle.load(parsed)
 
     def announce(done: int, total: int) -> None:
         if done == total:
@@ -71,7 +72,7 @@ def main() -> None:
         scope, query, min_score = rest
         asyncio.run(search(db, scope, query, float(min_score)))
     else:
-        asyncio.run(import_file(db, rest[0]))
+        asyncio.run(import_parsed(db, rest[0]))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import signal
 import sqlite3
 import subprocess
@@ -11,6 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
+
+from memory.records import utc_now
+from memory.transfer import parse_import
 
 ROOT = Path(__file__).parents[2]
 WORKER = ["-m", "tests.memory.store_worker"]
@@ -67,37 +71,39 @@ def test_two_processes_storing_at_once_lose_nothing(db_path):
     assert keyword_rows == 81
 
 
-def write_import(path: Path, count: int) -> None:
-    with path.open("w") as out:
-        for n in range(count):
-            out.write(
-                json.dumps(
-                    {
-                        "fix_description": f"post-mortem {n}: retry upload on socket reset",
-                        "error_type": "ConnectionResetError",
-                        "file_paths": [f"app/upload_{n}.py"],
-                        "symptom": f"E   ConnectionResetError: [Errno 104] upload {n}",
-                    }
-                )
-                + "\n"
-            )
-
-
-# its write takes about 0.45 s here, so each kill lands inside it; preparing the records
-# takes ten times as long, which a larger import only makes slower
+# its write takes about 0.45 s here, so each kill lands inside it
 IMPORTED = 6_000
 
 
+@pytest.fixture(scope="module")
+def parsed_import(tmp_path_factory) -> Path:
+    """The import's records parsed once for the module (about 8 s of sanitising), pickled
+    for the worker: what is killed is the write, the same for every delay."""
+    lines = (
+        json.dumps(
+            {
+                "fix_description": f"post-mortem {n}: retry upload on socket reset",
+                "error_type": "ConnectionResetError",
+                "file_paths": [f"app/upload_{n}.py"],
+                "symptom": f"E   ConnectionResetError: [Errno 104] upload {n}",
+            }
+        )
+        for n in range(IMPORTED)
+    )
+    records = parse_import(lines, default_scope="imported", now=utc_now())
+    path = tmp_path_factory.mktemp("import") / "records.pickle"
+    path.write_bytes(pickle.dumps(records))
+    return path
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.05, 0.2])
-def test_a_process_killed_during_import_leaves_a_valid_database(db_path, tmp_path, delay):
+def test_a_process_killed_during_import_leaves_a_valid_database(db_path, parsed_import, delay):
     run_worker("store", db_path, "alpha", "before", 3, "live")
-    source = tmp_path / "import.jsonl"
-    write_import(source, IMPORTED)
-    importer = start_worker("import", db_path, source)
+    importer = start_worker("import", db_path, parsed_import)
     assert importer.stdout.readline().strip() == "writing"
     time.sleep(delay)
     importer.send_signal(signal.SIGKILL)
-    importer.wait(timeout=30)
+    assert importer.wait(timeout=30) == -signal.SIGKILL, "killed before the import ended"
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
