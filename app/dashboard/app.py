@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 
 BROWSER_CSS = "screens/memory_browser.tcss"
+DASHBOARD_CSS = "screens/dashboard.tcss"
 
 
 class AstraApp(App[int]):
@@ -63,9 +64,9 @@ class AstraApp(App[int]):
         embedder: Embedder | None = None,
         browse: bool = False,
     ) -> None:
-        # the browser's rules come with the first frame's when it is the first screen, and
-        # when it first opens otherwise (its CSS_PATH): a session's frame does without them
-        super().__init__(css_path=[self.CSS_PATH, BROWSER_CSS] if browse else None)
+        # the first screen's rules come with the first frame's, the other's when it first
+        # opens (its CSS_PATH): each first frame styles its widgets once, with no more rules
+        super().__init__(css_path=[self.CSS_PATH, BROWSER_CSS if browse else DASHBOARD_CSS])
         self.sessions = SessionQueue(settings, options, plans, self, embedder)
         self.browse_first = browse
         self.quitting = False

@@ -50,8 +50,9 @@ BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # (from this width on, the scree
 
 
 class DashboardScreen(Screen):
-    """Four panes; at narrow widths they stack in a scrolling column (see app.tcss)."""
+    """Four panes; at narrow widths they stack in a scrolling column (dashboard.tcss)."""
 
+    CSS_PATH = "dashboard.tcss"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = BREAKPOINTS
 
     def __init__(self, memory_url: str = "-", width: int = 0) -> None:

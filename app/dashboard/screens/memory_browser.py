@@ -74,7 +74,7 @@ COLUMNS = [
 MIN_FIX_WIDTH = 20
 DROPPED_WHEN_NARROW = ("files", "stored at", "scope")  # in this order, to keep the fix readable
 IMPORTED_MARK = "imported · "  # ahead of the fix: from a post-mortem, not test-confirmed
-SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (app.tcss) leave for its label
+SCOPE_LABEL_WIDTH = 20  # what the picker's 28 cells (memory_browser.tcss) leave for its label
 ALL_SCOPES = "all scopes"  # the picker's label for None: the stores' "every scope"
 
 
