@@ -315,15 +315,16 @@ def test_text_flags_of_bytes_that_are_not_utf8_are_one_line(capsys, data_dir, ar
 
 @pytest.mark.parametrize("command", ["import", "eval"])
 def test_an_input_file_that_cannot_be_read_is_one_plain_line(capsys, tmp_path, data_dir, command):
-    """It said the path twice: `cannot read X: [Errno 2] No such file or directory: 'X'`."""
+    """It said the path twice: `cannot read X: [Errno 2] No such file or directory: 'X'`.
+    It is a usage error, exit 2, as a missing `run --replay` script is."""
     missing = tmp_path / "missing.jsonl"
     code, _, err = run(capsys, "memory", command, str(missing))
-    assert code == 1 and one_error_line(err).endswith(
+    assert code == 2 and one_error_line(err).endswith(
         f"cannot read {missing}: No such file or directory"
     )
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(b'{"query": "caf\xe9"}\n')
     code, _, err = run(capsys, "memory", command, str(latin))
-    assert code == 1 and one_error_line(err).endswith(
+    assert code == 2 and one_error_line(err).endswith(
         f"cannot read {latin}: byte 14 is not UTF-8 text"
     )

@@ -331,7 +331,8 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
 
 
 def _read_lines(name: str) -> list[str]:
-    """A JSONL file's lines, split on "\\n" alone so U+2028 and U+0085 stay inside a line."""
+    """A JSONL file's lines, split on "\\n" alone so U+2028 and U+0085 stay inside a line;
+    a file that cannot be read is a usage error (exit 2), as `run --replay`'s is."""
     from memory.transfer import split_lines
 
     if name == "-":
@@ -339,9 +340,9 @@ def _read_lines(name: str) -> list[str]:
     try:
         return split_lines(Path(name).read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise CommandError(f"cannot read {name}: byte {exc.start} is not UTF-8 text") from exc
+        raise CommandError(f"cannot read {name}: byte {exc.start} is not UTF-8 text", 2) from exc
     except OSError as exc:  # the path once, not again inside the error's own text
-        raise CommandError(f"cannot read {name}: {exc.strerror or exc}") from exc
+        raise CommandError(f"cannot read {name}: {exc.strerror or exc}", 2) from exc
 
 
 async def memory_import(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
