@@ -66,9 +66,9 @@ class HideOurs:
 if os.path.realpath(os.getcwd()) != ROOT:  # else the project is ours, and so are they
     sys.meta_path.insert(0, HideOurs)
 sys.argv = ["pytest", *sys.argv[3:]]
-import pytest
+import runpy
 
-raise SystemExit(pytest.console_main())
+runpy.run_module("pytest", run_name="__main__", alter_sys=True)  # `python -m pytest`
 """
 OURS = TestCommand(
     (sys.executable, "-c", HIDE_OURS_THEN_PYTEST, ",".join(OUR_PACKAGES), str(OUR_ROOT), "-q"),
