@@ -99,7 +99,11 @@ async def check_embedder(embedder: Embedder) -> Check:
 
 def check_live(model: str, api_key: str | None, price_override: Price | None = None) -> list[Check]:
     """For live use: the key is set (never shown), and the model has a price."""
-    key = Check("api key", bool(api_key), "set" if api_key else "OPENAI_API_KEY is not set")
+    missing = (
+        "OPENAI_API_KEY is not set: set it in the environment or in the .env beside the file "
+        "`astra-memory config path` names (the base URL is not tried without it)"
+    )
+    key = Check("api key", bool(api_key), "set" if api_key else missing)
     try:
         price = price_for(model, price_override)
     except UnknownPriceError as error:

@@ -111,7 +111,18 @@ async def test_a_missing_embedding_model_fails(tmp_path: Path):
             None,
             [(True, "set"), (True, "gpt-6-astra: $10 / $50 per million in / out")],
         ),
-        ("gpt-6-astra", None, None, [(False, "OPENAI_API_KEY is not set"), (True, "gpt-6-astra")]),
+        (
+            "gpt-6-astra",
+            None,
+            None,
+            [
+                (
+                    False,
+                    "OPENAI_API_KEY is not set: set it in the environment or in the .env beside",
+                ),
+                (True, "gpt-6-astra"),
+            ],
+        ),
         ("mystery-model", "sk-x", None, [(True, "set"), (False, "no known price")]),
         ("mystery-model", "sk-x", Price(1.5, 2.0), [(True, "set"), (True, "$1.5 / $2 per")]),
     ],
