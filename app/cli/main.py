@@ -399,7 +399,7 @@ def with_config(args: argparse.Namespace, settings: Settings) -> Settings:
 def exact_urls(args: argparse.Namespace, settings: Settings) -> Settings:
     """Every memory URL given, by flag or environment, with its SQLite path resolved."""
     for name in ("memory", "source", "target"):
-        if getattr(args, name, None):
+        if getattr(args, name, None) is not None:  # given, if only as '': refused, not unset
             setattr(args, name, resolve_memory_url(getattr(args, name)))
     if settings.astra_memory_url:
         settings = replace(settings, astra_memory_url=resolve_memory_url(settings.astra_memory_url))

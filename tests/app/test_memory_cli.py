@@ -55,7 +55,8 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("url", ["postgres://db/memory", "sqlite://", "memory.sqlite3"])
+# "": an empty flag was taken as no flag, and the default store listed
+@pytest.mark.parametrize("url", ["postgres://db/memory", "sqlite://", "memory.sqlite3", ""])
 def test_a_malformed_memory_url_is_one_line_and_exit_2(capsys, data_dir, url):
     code, out, err = run(capsys, "memory", "list", "--memory", url)
     assert code == 2 and out == ""
