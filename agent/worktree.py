@@ -187,7 +187,7 @@ class SessionWorkspace:
         if choice == "branch":
             return self.keep_branch(message)
         self.discard()
-        return f"discarded the session's changes and {self.branch}"
+        return f"discarded the session's changes and its branch {self.branch}"
 
     def apply(self) -> str:
         """Apply the session's diff to the user's checkout, then drop the session's copy.

@@ -546,6 +546,18 @@ def test_an_empty_scope_is_a_usage_error(capsys, data_dir, argv):
     assert "--scope: the scope is empty" in one_error_line(capsys.readouterr().err)
 
 
+def test_a_scope_listed_empty_says_where_other_records_are(capsys, tmp_path, data_dir):
+    """`memory list --scope S` of an empty scope said only "No memory records"."""
+    source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))
+    run(capsys, "memory", "import", source, "--scope", "demo-20260101-000000-abc123")
+    code, out, _ = run(capsys, "memory", "list", "--scope", "nosuch")
+    assert code == 0 and out.splitlines() == [
+        "No memory records. (scope nosuch)",
+        "1 record(s) in other scopes (demo-20260101-000000-abc123 1): pass another --scope, or "
+        "none for all",
+    ]
+
+
 def test_a_search_that_finds_nothing_says_where_other_records_are(capsys, tmp_path, data_dir):
     """After the demo, `memory search` in scope default said only "No matches"."""
     source = str(write_jsonl(tmp_path / "in.jsonl", MINIMAL))

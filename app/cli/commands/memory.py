@@ -85,6 +85,8 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
         return 0
     if not records:
         console.print("No memory records." + (f" (scope {args.scope})" if args.scope else ""))
+        if args.scope:
+            await _other_scopes_hint(store, args.scope, "pass another --scope, or none for all")
         return 0
     for r in records:
         audit = stats[r.memory_id]
@@ -232,16 +234,17 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
     return 0
 
 
-async def _other_scopes_hint(store: MemoryStore, scope: str) -> None:
-    """Where the records are when the scope searched has none that match (after the demo,
-    its records are in the demo's own scope): one line, the biggest scopes named."""
+async def _other_scopes_hint(
+    store: MemoryStore, scope: str, advice: str = "pass --scope S or --all-scopes"
+) -> None:
+    """Where the records are when the scope searched or listed has none that match (after
+    the demo, its records are in the demo's own scope): one line, the biggest scopes named."""
     counts = (await store.stats(utc_now())).by_scope
     others = sorted(((n, s) for s, n in counts.items() if s != scope), reverse=True)
     if others:
         named = ", ".join(f"{s} {n}" for n, s in others[:3]) + (", …" if len(others) > 3 else "")
         console.print(
-            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): pass "
-            "--scope S or --all-scopes"
+            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): {advice}"
         )
 
 
