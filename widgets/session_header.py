@@ -45,6 +45,11 @@ class SessionHeader(Static):
         status = self.status
         if self.figures and len(status) > self.content_size.width:
             status = fit_figures(self.figures, self.content_size.width)
+        if self.workspace == "-":  # before the first session: no model, mode or workspace yet
+            return (
+                f"[b]{escape(self.session)}[/] · memory {escape(self.memory_url)}\n"
+                f"[$text-accent]{escape(status)}[/]"
+            )
         return (
             f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
             f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"

@@ -177,6 +177,19 @@ async def test_the_header_keeps_the_stored_count_and_the_cost_at_80_columns():
     )
 
 
+async def test_the_header_before_any_session_names_the_store_not_dashes():
+    """It read `no session · - · - · workspace - · memory …`."""
+    host = SnapshotHost(DashboardScreen("sqlite:///m.sqlite3"))
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = drawn(host.screen.query_one(SessionHeader))
+        host.screen.forward(fixed_events()[0])
+        await pilot.pause()
+        started = drawn(host.screen.query_one(SessionHeader))
+    assert header[0].strip() == "no session · memory sqlite:///m.sqlite3"
+    assert "workspace" in started[0] and "no session" not in started[0]
+
+
 async def _browser(pilot, app) -> MemoryBrowserScreen:
     return await _browser_of(pilot, app, 2)
 
