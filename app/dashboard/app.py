@@ -81,19 +81,23 @@ class AstraApp(App[int]):
         return DashboardScreen(self.sessions.memory_url, self.size.width)
 
     def get_default_screen(self) -> Screen:
-        """A session's dashboard is the first screen itself: pushing it over an empty one
-        cost its first frame about 4 ms."""
-        return super().get_default_screen() if self.browse_first else self.dashboard
+        """The first screen itself, the browser (idle) or the session's dashboard: pushed
+        over an empty one, it cost its first frame about 4 ms. Left, the idle browser stays
+        under the dashboard (`leave_browser`)."""
+        return self.memory_browser() if self.browse_first else self.dashboard
 
     def on_mount(self) -> None:
-        if self.browse_first:  # idle: the browser first; the dashboard once it is left
-            self.push_screen(self.memory_browser(), callback=self._show_dashboard)
         self.call_after_refresh(self.run_sessions)  # its imports would slow the first frame
         if self.config_path is not None:
             self.theme_changed_signal.subscribe(self, self._save_theme)
 
-    def _show_dashboard(self, _result: object = None) -> None:
-        self.push_screen(self.dashboard)
+    def leave_browser(self, browser: Screen) -> None:
+        """Back from a browser: to the screen under it, or over the idle app's first one to
+        the dashboard."""
+        if browser is self.screen_stack[0]:
+            self.push_screen(self.dashboard)
+        else:
+            browser.dismiss()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -196,7 +200,7 @@ class AstraApp(App[int]):
             from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 
             # the dashboard first: the session's own modals must land on top of it
-            if isinstance(self.screen, MemoryBrowserScreen):
+            if isinstance(self.screen, MemoryBrowserScreen) and len(self.screen_stack) > 1:
                 self.pop_screen()
             if self.dashboard not in self.screen_stack:
                 self.push_screen(self.dashboard)

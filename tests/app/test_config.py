@@ -66,6 +66,9 @@ async def test_a_theme_chosen_in_the_dashboard_is_saved(settings, url, tmp_path)
     app = idle_app(settings, url)
     app.keep_theme(None, tmp_path / "config.toml")
     async with app.run_test() as pilot:
+        # chosen once the browser is up, as the operator would (the command palette): a
+        # theme changed while Textual mounts the scope picker can fail that mount
+        await wait_for(pilot, lambda: app.screen.query("#scope"))
         app.theme = "ansi-light"
         await wait_for(pilot, lambda: load_config(tmp_path / "config.toml").theme == "ansi-light")
 

@@ -105,7 +105,7 @@ class MemoryBrowserScreen(BrowsingScreen):
     ]
 
     def __init__(self, memory: MemoryAccess) -> None:
-        super().__init__(id="memory-browser")
+        super().__init__()  # no id: the idle app's first browser stays under the dashboard
         self.memory = memory
         self.records: dict[str, MemoryRecord] = {}
         self.query_text = ""
@@ -396,7 +396,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         return self.records.get(str(key.value))
 
     def action_close(self) -> None:
-        self.dismiss()
+        self.app.leave_browser(self)  # type: ignore[attr-defined]  # the AstraApp
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
