@@ -196,7 +196,9 @@ async def check_test_command(
     ran = run.summary
     if not ran.startswith("exit code"):
         ran = f"exit code {run.exit_code}, {ran}"
-    return Check("test command", True, f"{named}: ran, {ran}")
+    # either is a working command; what it means for a session, said for the newcomer
+    meaning = "red: a session starts here" if run.exit_code else "green: nothing to fix yet"
+    return Check("test command", True, f"{named}: ran, {ran} ({meaning})")
 
 
 def check_sandbox(sandbox: Sandbox | None, *, no_sandbox: bool, why: str = "--no-sandbox") -> Check:

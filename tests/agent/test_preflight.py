@@ -145,8 +145,19 @@ async def test_a_failing_test_command_that_runs_passes_the_check(tmp_path: Path)
     check = await check_test_command(project, "./check.sh", base_env=BASE_ENV, timeout_s=10)
 
     assert check == Check(
-        "test command", True, "./check.sh (flag): ran, exit code 1, 1 passed, 2 failed"
+        "test command",
+        True,
+        "./check.sh (flag): ran, exit code 1, 1 passed, 2 failed (red: a session starts here)",
     )
+
+
+async def test_a_passing_test_command_says_there_is_nothing_to_fix_yet(tmp_path: Path):
+    """Both lines read `ok ... ran`: a newcomer could not tell red from green."""
+    project = script_project(tmp_path / "p", 'echo "3 passed"; exit 0')
+
+    check = await check_test_command(project, "./check.sh", base_env=BASE_ENV, timeout_s=10)
+
+    assert check.ok and check.detail.endswith("(green: nothing to fix yet)")
 
 
 async def test_the_test_command_runs_in_the_session_folder_when_given(tmp_path: Path):
@@ -290,7 +301,9 @@ async def test_run_preflight_runs_every_check_in_order(tmp_path: Path, db_path: 
         "test command",
     ]
     assert all(check.ok for check in checks), [check.line() for check in checks]
-    assert checks[-1].detail.endswith("exit code 1, 0 passed, 1 failed")
+    assert checks[-1].detail.endswith(
+        "exit code 1, 0 passed, 1 failed (red: a session starts here)"
+    )
     assert checks[0].line().startswith("ok     store: sqlite:///")
 
 

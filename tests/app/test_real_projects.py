@@ -266,7 +266,9 @@ def test_doctor_and_the_session_run_a_venv_test_command_where_the_session_works(
     assert main(["doctor", *flags]) == 0
     [tests] = [line for line in capsys.readouterr().out.splitlines() if "test command" in line]
     assert (
-        tests == "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed"
+        tests
+        == "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed "
+        "(red: a session starts here)"
     )
     assert list((data_dir / "workspaces").iterdir()) == []  # its worktree is gone
     assert git(venv_project, "branch", "--format=%(refname:short)").split() == ["main"]
@@ -277,7 +279,8 @@ def test_doctor_and_the_session_run_a_venv_test_command_where_the_session_works(
     notes = [e["message"] for e in events if e["event"] == "note"]
     assert code == 4, err  # the gate: an answer before any memory search
     assert (
-        "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed" in notes
+        "ok     test command: .venv/bin/tests (flag): ran, exit code 1, 0 passed, 1 failed "
+        "(red: a session starts here)" in notes
     )
 
 
