@@ -19,9 +19,6 @@ from memory.stores.protocol import open_store
 from tests.fakes import EVIDENCE, PASSING, HashEmbedder
 
 os.environ["ASTRA_EMBEDDER"] = "torch"
-# The suite runs more workers than cores: torch's OpenMP threads, two per process by
-# default, busy-wait for work and starve the other workers (its tests ran 8x slower so).
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture

@@ -347,10 +347,8 @@ COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
-    if not COMMANDS.keys() & set(given):
-        given.append("tui")  # `astra-memory [--env-file FILE]`: the dashboard
-    args = build_parser(given).parse_args(given)
-    if args.command is None:  # a flag's value named a command: `--env-file tui`
+    args = build_parser(given or ["tui"]).parse_args(given or ["tui"])  # bare: the dashboard
+    if args.command is None:  # `astra-memory --env-file FILE`: the dashboard too
         args = build_parser(["tui"]).parse_args([*given, "tui"])
     try:
         settings = exact_urls(args, with_config(args, settings_from(args.env_file)))

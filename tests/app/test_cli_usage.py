@@ -71,6 +71,7 @@ def test_bad_session_flags_are_refused(capsys, data_dir, alpha, argv, message):
         (["serve", "--port", "abc"], "argument --port: expected a whole number, got 'abc'"),
         (["serve", "--port", "0"], "argument --port: must be a port from 1 to 65535, got 0"),
         (["memory", "delete", "--yes"], "required: ID (see astra-memory memory delete --help)"),
+        (["--env-file"], "argument --env-file: expected one argument"),  # not `--env-file tui`
     ],
 )
 def test_an_argument_error_names_the_flag_and_the_commands_help(capsys, data_dir, argv, words):

@@ -130,3 +130,23 @@ async def test_a_proposal_decided_elsewhere_is_one_line_and_leaves_the_list(sett
         (f"proposal {second.short_id} was already confirmed as {memory_id}", "warning"),
     ]
     assert [r.memory_id for r in await stored_records(url)] == [memory_id]
+
+
+async def test_a_second_review_opens_over_the_first_kept_below(settings, url):
+    """A session started from the review (or a replay) puts the dashboard over it; `m`
+    then ctrl+o opened a second review, and its fixed id crashed the app (DuplicateIds)."""
+    await seed(url, [("KeyError: 'port'", "KeyError", "port default")])
+    await propose(url, settings.data_dir, 1)
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        title = app.screen.query_one("#browser-title", Label)
+        await wait_for(pilot, lambda: "proposed over MCP" in str(title.render()))
+        first = await open_review(pilot)
+        app.push_screen(app.dashboard)  # what `n` and a replay do from here
+        await wait_for(pilot, lambda: app.screen is app.dashboard)
+        await pilot.press("m")
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        second = await open_review(pilot)
+        stack = list(app.screen_stack)
+    assert second is not first and first in stack and stack[-1] is second

@@ -91,7 +91,7 @@ class PendingScreen(BrowsingScreen):
     ]
 
     def __init__(self, memory: ProposalAccess) -> None:
-        super().__init__(id="pending")
+        super().__init__()  # no id: a second review may open over a browser kept below
         self.memory = memory
         self.proposals: dict[str, Proposal] = {}  # the pending ones listed, by id
         self.reviews: dict[str, Review] = {}  # those whose nearest records have been read
