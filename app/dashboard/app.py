@@ -200,8 +200,8 @@ class AstraApp(App[int]):
             from app.dashboard.screens.memory_browser import MemoryBrowserScreen
 
             # the dashboard first: the session's own modals must land on top of it
-            if isinstance(self.screen, MemoryBrowserScreen) and len(self.screen_stack) > 1:
-                self.pop_screen()
+            if isinstance(self.screen, MemoryBrowserScreen):
+                self.leave_browser(self.screen)
             if self.dashboard not in self.screen_stack:
                 self.push_screen(self.dashboard)
             self.sessions.add(

@@ -1,6 +1,7 @@
 """A separate process for continuity and durability tests: store, search or import, then exit.
 
-Usage: python -m tests.memory.store_worker store|search|import DB ... (see `main`).
+Usage: python -m tests.memory.store_worker store|search|import DB ... (see `main`); import
+writes records the test parsed and pickled.
 It uses the hash embedder, so each process starts in well under a second.
 """
 
