@@ -106,7 +106,7 @@ def memory_flags(memory: argparse.ArgumentParser) -> None:
     add_memory_url(search)
     add_json(search)
     search.add_argument(
-        "query", metavar="QUERY", type=query_text, help="failure text to search for"
+        "query", metavar="QUERY", type=query_text, help="failure text to search for ('-' for stdin)"
     )
     where = search.add_mutually_exclusive_group()
     where.add_argument(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -414,6 +415,28 @@ def test_search_looks_in_one_scope_or_every_scope_and_explains_each_match(
         main(["memory", "search", query, "--scope", "a", "--all-scopes"])
     assert stopped.value.code == 2
     assert "not allowed with" in one_error_line(capsys.readouterr().err)
+
+
+def piped(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def test_a_query_piped_in_is_searched_as_the_same_query_given_whole(
+    capsys, monkeypatch, tmp_path, data_dir
+):
+    """`pytest 2>&1 | astra-memory memory search -`: '-' was searched as the text '-'."""
+    run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
+    query = "tests/test_client.py:8: in test_upload\nE   ConnectionResetError: [Errno 104]\n"
+    given = run(capsys, "memory", "search", query, "--json", "--explain")
+    piped(monkeypatch, query.encode())
+    from_stdin = run(capsys, "memory", "search", "-", "--json", "--explain")
+    assert given[0] == from_stdin[0] == 0
+    assert json.loads(from_stdin[1]) == json.loads(given[1])
+    assert json.loads(given[1])[0]["fix_description"].startswith("Retry the upload")
+    for data, words in ((b" \n\t", "is empty"), (b"E   KeyError \xff", "byte 13 is not UTF-8")):
+        piped(monkeypatch, data)
+        code, _, err = run(capsys, "memory", "search", "-")
+        assert code == 2 and words in one_error_line(err)
 
 
 def deliver_to_red_sessions(data_dir: Path, memory_id: str, sessions: int, first: int = 0) -> None:

@@ -187,6 +187,8 @@ def _print_fields(rows: list[tuple[str, str]]) -> None:
 
 
 async def memory_search(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
+    if args.query == "-":
+        args.query = _stdin_query()
     service = MemoryService(
         store,
         settings.embedder(),
@@ -331,6 +333,19 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
         f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
     )
     return 0
+
+
+def _stdin_query() -> str:
+    """The query piped in (`pytest 2>&1 | astra-memory memory search -`), checked as a
+    QUERY argument is: a usage error (exit 2) when blank or not UTF-8."""
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"the query on stdin: byte {exc.start} is not UTF-8 text", 2) from exc
+    if not text.strip():
+        raise CommandError("the query on stdin is empty", 2)
+    return text
 
 
 def _read_lines(name: str) -> list[str]:
