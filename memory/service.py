@@ -187,7 +187,10 @@ class MemoryService:
     ) -> list[MemorySearchResult]:
         """Search without auditing: the ranking the tool uses, for people and evaluations;
         in `scope` (default: the service's), or in every scope. Possibly stale records go
-        below the rest (`ranking.demote_stale`)."""
+        below the rest (`ranking.demote_stale`). An empty store ranks nothing, so its
+        search never loads the model (whose first use exports it, seconds)."""
+        if not await self.store.count():
+            return []
         text = with_signature(focus(query))
         results = await self.store.search(
             SearchRequest(

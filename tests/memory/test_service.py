@@ -174,6 +174,18 @@ async def test_empty_result_says_so(service):
     }
 
 
+async def test_an_empty_store_is_searched_without_the_model(service, embedder):
+    assert await service.find(SYMPTOM) == []
+    assert (
+        json.loads((await service.search_codebase_memory(SYMPTOM, None, 3)).text)["matches"] == []
+    )
+    assert embedder.calls == []
+    await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
+    stored = len(embedder.calls)
+    assert [r.record.fix_description for r in await service.find(SYMPTOM)] == [FIX]
+    assert len(embedder.calls) == stored + 1
+
+
 async def test_deliveries_are_audited_with_session_outcome(service, store, embedder):
     await service.search_codebase_memory(SYMPTOM, None, 3)
     memory_id = await service.store_fix_memory(FIX, "AssertionError", ["app/service.py"], PASSING)
