@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import httpx2
@@ -402,18 +402,43 @@ class ReplayScriptError(ValueError):
 
 
 Turn = dict[str, Any] | ResponsesAPIError
+REJECTION = "ERROR: operator rejected"
+REHEARSAL_ENDS = (
+    "The rehearsal ends here: the operator rejected its scripted edit, and the rest of the "
+    "script was written for a session that applied it."
+)
 
 
-def load_script(script: Path | Sequence[dict[str, Any]]) -> list[Turn]:
+class ScriptedTurn(NamedTuple):
+    turn: Turn
+    after_rejection: bool  # a transcript's turn whose recorded request rejected an edit
+
+
+def answers_a_rejection(payload: Any) -> bool:
+    """Whether a request answers the model's last calls with an operator's rejection."""
+    items = payload.get("input") if isinstance(payload, dict) else None
+    for item in reversed(items if isinstance(items, list) else []):
+        if not isinstance(item, dict) or item.get("type") != "function_call_output":
+            return False
+        if str(item.get("output", "")).startswith(REJECTION):
+            return True
+    return False
+
+
+def load_script(script: Path | Sequence[dict[str, Any]]) -> list[ScriptedTurn]:
     """Every scripted turn, checked up front so a bad script fails before the session starts."""
     if not isinstance(script, str | Path):
-        return [as_turn(item, f"script item {number}") for number, item in enumerate(script, 1)]
-    turns = []
-    for number, text in enumerate(Path(script).read_text("utf-8").splitlines(), 1):
-        if text.strip():
-            where = f"{script} line {number}"
-            turns.append(as_turn(parse_line(text, where), where))
-    return turns
+        items = [(item, f"script item {number}") for number, item in enumerate(script, 1)]
+    else:
+        items = []
+        for number, text in enumerate(Path(script).read_text("utf-8").splitlines(), 1):
+            if text.strip():
+                where = f"{script} line {number}"
+                items.append((parse_line(text, where), where))
+    return [
+        ScriptedTurn(as_turn(item, where), answers_a_rejection(item.get("request")))
+        for item, where in items
+    ]
 
 
 def parse_line(text: str, where: str) -> Any:
@@ -437,7 +462,10 @@ def as_turn(item: Any, where: str) -> Turn:
 
 
 class ReplayTransport:
-    """Plays scripted model outputs: the offline model of the demo and the tests."""
+    """Plays scripted model outputs: the offline model of the demo and the tests. A script
+    plays as written, except after the operator rejects an edit: a script written for a
+    session that applied it (its next turn calls a tool, and no recorded request rejected
+    there) ends with a message saying so, instead of going on as if the edit were made."""
 
     def __init__(self, script: Path | Sequence[dict[str, Any]]) -> None:
         self._turns = deque(load_script(script))
@@ -452,7 +480,7 @@ class ReplayTransport:
         """The paths the script's `read_file` calls name, in order: files its author's
         project held, so a workspace without them is another project."""
         paths = []
-        for turn in self._turns:
+        for turn, _ in self._turns:
             if isinstance(turn, ResponsesAPIError):
                 continue
             for item in turn["output"]:
@@ -477,10 +505,25 @@ class ReplayTransport:
                 f"the rehearsal script has no more model turns ({played} played)",
                 error_type="replay_exhausted",
             )
-        turn = self._turns.popleft()
+        turn, after_rejection = self._turns.popleft()
         if isinstance(turn, ResponsesAPIError):
             raise turn
+        if answers_a_rejection(payload) and not after_rejection and _calls_a_tool(turn):
+            self._turns.clear()  # the script goes on as if the edit were made: it no longer fits
+            turn = {"output": [_message(REHEARSAL_ENDS)]}
         return parse_turn(complete(copy.deepcopy(turn), payload, played + 1))
+
+
+def _calls_a_tool(turn: dict[str, Any]) -> bool:
+    return any(item.get("type") == "function_call" for item in turn["output"])
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text}],
+    }
 
 
 def complete(turn: dict[str, Any], payload: dict[str, Any], number: int) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import httpx2
 import pytest
 
 from agent.transport import (
+    REHEARSAL_ENDS,
     HttpResponsesTransport,
     OutcomeUnknownError,
     RecordingTransport,
@@ -435,6 +436,47 @@ async def test_a_recorded_transcript_replays(server, connect, tmp_path):
     with pytest.raises(ResponsesAPIError, match="Unknown parameter 'foo'") as caught:
         await replay.create(PAYLOAD)
     assert caught.value.error_type == "recorded_error"
+
+
+def rejected(call_id: str) -> dict:
+    """A request answering a call with the operator's rejection, as the loop sends it."""
+    output = "ERROR: operator rejected: too broad"
+    return PAYLOAD | {
+        "input": [{"type": "function_call_output", "call_id": call_id, "output": output}]
+    }
+
+
+async def test_a_script_that_applied_the_rejected_edit_ends_saying_so():
+    edit = {"type": "function_call", "name": "apply_edit", "arguments": "{}"}
+    tests = {"type": "function_call", "name": "run_tests", "arguments": "{}"}
+    replay = ReplayTransport([{"output": [edit]}, {"output": [tests]}, {"output": [tests]}])
+
+    await replay.create(PAYLOAD)
+    ended = await replay.create(rejected("call_1"))
+
+    assert ended.calls == () and ended.text == REHEARSAL_ENDS
+    assert replay.remaining == 0
+
+
+async def test_a_script_written_for_the_rejection_plays_on(tmp_path):
+    edit = {"type": "function_call", "name": "apply_edit", "arguments": "{}"}
+    answer = {"output": [message_item("The operator rejected the edit.")]}
+    replay = ReplayTransport([{"output": [edit]}, answer])
+    await replay.create(PAYLOAD)
+    assert (await replay.create(rejected("call_1"))).text == "The operator rejected the edit."
+
+    other = function_call_item("apply_edit", {"path": "b.py"})  # a transcript's next try
+    lines = [{"request": rejected("call_1"), "response": {"output": [other]}}]
+    transcript = write_script(tmp_path / "live.jsonl", {"output": [edit]}, *lines)
+    replay = ReplayTransport(transcript)
+    await replay.create(PAYLOAD)
+    [again] = (await replay.create(rejected("call_1"))).calls
+    assert again.name == "apply_edit"
+
+    approved = ReplayTransport([{"output": [edit]}, {"output": [other]}])
+    await approved.create(PAYLOAD)
+    answered = PAYLOAD | {"input": [{"type": "function_call_output", "output": "ok: edited"}]}
+    assert [c.name for c in (await approved.create(answered)).calls] == ["apply_edit"]
 
 
 def test_a_script_s_reads_are_its_read_file_paths_and_a_bad_call_is_passed_over():
