@@ -104,21 +104,23 @@ class AstraApp(App[int]):
         yield SystemCommand(
             "Memory browser", "Browse, search and delete memory records", self.action_browse_memory
         )
-        yield SystemCommand(
-            "New session",
-            "Start a session on a workspace: rehearsed, or live",
-            self.action_new_session,
-        )
+        if not self.sessions.running:  # one at a time, as `check_action` says
+            yield SystemCommand(
+                "New session",
+                "Start a session on a workspace: rehearsed, or live",
+                self.action_new_session,
+            )
         yield SystemCommand(
             "Session history",
             "Past sessions, memory's effect, and a replay of any transcript",
             self.action_history,
         )
-        yield SystemCommand(
-            "Stop session",
-            "Stop the running session at its next safe point",
-            self.action_stop_session,
-        )
+        if self.sessions.agent is not None:
+            yield SystemCommand(
+                "Stop session",
+                "Stop the running session now (a model request in flight is cut off)",
+                self.action_stop_session,
+            )
 
     # -- the session queue's view --------------------------------------------------------
 

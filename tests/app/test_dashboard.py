@@ -263,6 +263,8 @@ async def test_stop_also_cancels_the_queued_sessions(settings, url, alpha, tmp_p
     app = build_app(settings, options, None, embedder=HashEmbedder(), plans=plans)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, StoreModal)  # the first session waits on the operator
+        titles = {command.title for command in app.get_system_commands(app.dashboard)}
+        assert "Stop session" in titles and "New session" not in titles  # one at a time
         app.action_stop_session()
         queued_after_stop = app.sessions.queue.qsize()
         await pilot.press("n")  # reject the store; the session then stops
