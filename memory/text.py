@@ -46,6 +46,24 @@ def shown(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+# Rich's markup reads `[` then a letter, `#`, `/` or `@` and on to the next `]` as a tag, and
+# its renderer turns every other backslash-bracket into a bare bracket. rich.markup.escape
+# guards only the first: data `\[` came out as `[`, and data ending in backslashes escaped
+# the tag after it.
+_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_BACKSLASHES_BEFORE_OTHER_BRACKET = re.compile(r"(\\+)(?=\[(?![a-z#/@][^[]*?]))")
+_TRAILING_BACKSLASHES = re.compile(r"\\+$")
+
+
+def as_markup(text: str) -> str:
+    """`text` as Rich markup that reads as `text` itself inside a tag: Rich's escape, plus a
+    backslash before a bracket that opens no tag, and trailing backslashes doubled so the
+    tag after them stays a tag (bare at a line's end, they are shown doubled)."""
+    text = _BACKSLASHES_BEFORE_OTHER_BRACKET.sub(lambda m: m[1] + "\\", text)
+    text = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
+    return _TRAILING_BACKSLASHES.sub(lambda m: m[0] * 2, text)
+
+
 # A terminal's colour and cursor codes (CSI: ESC [ ... final) and its commands (OSC: ESC ] ...
 # BEL or ST), as a project that forces `--color=yes` writes them into its test output.
 _TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")

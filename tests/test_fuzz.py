@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -15,7 +16,7 @@ from agent.exceptions import ModelError
 from agent.tool_schemas import ARGUMENTS, ArgumentError, parse_arguments
 from agent.turns import parse_turn
 from memory.records import MemoryRecord
-from memory.text import shown
+from memory.text import as_markup, shown
 from widgets.record_view import record_renderable
 
 # Any JSON value, strings with every code point a JSON text can carry (lone surrogates too).
@@ -110,16 +111,27 @@ def test_any_record_text_is_drawn_as_data_with_no_raw_control_sequence(before, c
     assert all(ch in "\n\t" for ch in shown(control) if ch in _CONTROLS)
 
 
-@settings(max_examples=400, deadline=None)
-@given(_TEXT, st.sampled_from(["pane.error", "bold", "pane.accent"]))
-def test_any_text_a_pane_escapes_is_drawn_as_itself(text, style):
-    """The panes (turns, matches, test output, notes) put escaped data inside their own
-    markup: whatever the data, the markup parses and the line reads as the data, shown.
-    (Escaped data left bare at a line's end keeps rich.markup.escape's extra trailing
-    backslash, shown doubled: a cosmetic quirk, so this checks data inside closed markup.)"""
-    from rich.markup import escape
+_MARKUP_LIKE = st.text(st.sampled_from("\\[]/#@=ab x"), max_size=16)  # what markup is made of
 
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.one_of(_TEXT, _MARKUP_LIKE),
+    st.one_of(_TEXT, _MARKUP_LIKE),
+    st.sampled_from(["pane.error", "bold", "pane.accent"]),
+)
+def test_any_text_a_pane_puts_in_markup_is_drawn_as_itself(text, more, style):
+    """The panes (turns, matches, test output, notes) and the CLI put data inside their own
+    markup, through `as_markup`: whatever the data, the markup parses and the line reads as
+    the data, shown. (rich.markup.escape does not: `\\[` came out as `[`.)"""
     from widgets.pane_log import as_text
 
-    line = f"[{style}]{escape(text)}[/]"
-    assert as_text(line).plain == shown(text)
+    line = f"[{style}]{as_markup(text)}[/] and [{style}]{as_markup(more)}[/]"
+    assert as_text(line).plain == shown(f"{text} and {more}")
+
+
+@pytest.mark.parametrize("text", ["\\[", "\\\\[x", "a\\", "a\\\\", "\\[b]", "[x", "[/]"])
+def test_data_rich_s_own_escape_misreads_is_drawn_as_itself(text):
+    from widgets.pane_log import as_text
+
+    assert as_text(f"[bold]{as_markup(text)}[/]").plain == text

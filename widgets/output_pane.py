@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.text import Text
 
-from memory.text import counts_text
+from memory.text import as_markup, counts_text
 from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
@@ -56,4 +55,4 @@ class TestOutputLog(PaneLog):
             f"in {event.duration_s:.1f}s"
         )
         colour = "pane.success" if event.exit_code == 0 else "pane.error"
-        self.put(f"[bold][{colour}]{escape(summary)}[/][/]", pinned=True)
+        self.put(f"[bold][{colour}]{as_markup(summary)}[/][/]", pinned=True)

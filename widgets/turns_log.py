@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
+from memory.text import as_markup
 from widgets.pane_log import PaneLog
 
 if TYPE_CHECKING:
@@ -31,23 +30,23 @@ class TurnsLog(PaneLog):
         )
         said = [f"({event.commentary})" if event.commentary else "", event.text]
         text = "".join(f"\n  {line}" for line in said if line)
-        self.put(f"[bold][pane.accent]{escape(head)}[/][/]{escape(text)}")
+        self.put(f"[bold][pane.accent]{as_markup(head)}[/][/]{as_markup(text)}")
         if event.refusal is not None:
-            self.put(f"[pane.error]{escape(f'  refused: {event.refusal}')}[/]")
+            self.put(f"[pane.error]{as_markup(f'  refused: {event.refusal}')}[/]")
         if event.incomplete_reason is not None:
-            self.put(f"[pane.warning]{escape(f'  incomplete: {event.incomplete_reason}')}[/]")
+            self.put(f"[pane.warning]{as_markup(f'  incomplete: {event.incomplete_reason}')}[/]")
 
     def add_retry(self, event: ev.RequestRetried) -> None:
         line = f"{event.reason}: retry {event.attempt} in {event.delay_s:.1f}s"
-        self.put(f"[pane.warning]{escape(line)}[/]")
+        self.put(f"[pane.warning]{as_markup(line)}[/]")
 
     def add_refusal(self, event: ev.ToolAnswered) -> None:
         line = f"  ✗ {event.name} refused: {event.output}"
-        self.put(f"[pane.error]{escape(line)}[/]")
+        self.put(f"[pane.error]{as_markup(line)}[/]")
 
     def add_note(self, event: ev.SessionNote) -> None:
         colour = {"info": "pane.primary", "warning": "pane.warning", "error": "pane.error"}
-        self.put(f"[{colour[event.level]}]{escape(event.message)}[/]")
+        self.put(f"[{colour[event.level]}]{as_markup(event.message)}[/]")
 
     def add_text(self, text: str) -> None:
-        self.put(escape(text))
+        self.put(as_markup(text))

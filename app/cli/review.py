@@ -11,8 +11,6 @@ import argparse
 import json
 import sys
 
-from rich.markup import escape
-
 from app.config.settings import Settings
 from app.console import make_console
 from app.errors import CommandError
@@ -22,6 +20,7 @@ from memory.errors import MemoryValidationError
 from memory.records import Proposal
 from memory.stores.pending import AmbiguousProposalIdError, PendingQueue, queue_path
 from memory.stores.protocol import MemoryStore
+from memory.text import as_markup
 
 console = make_console()
 
@@ -55,11 +54,11 @@ async def memory_pending(args: argparse.Namespace, settings: Settings, store: Me
     for p in proposals:
         flagged = "  [red]FLAGGED as instruction-like[/]" if p.flags else ""
         console.print(
-            f"[bold]{p.short_id}[/]  {escape(p.error_type)}  scope {escape(p.scope)}  "
-            f"from {escape(p.client)}  {p.proposed_at:%Y-%m-%d %H:%M}{flagged}"
+            f"[bold]{p.short_id}[/]  {as_markup(p.error_type)}  scope {as_markup(p.scope)}  "
+            f"from {as_markup(p.client)}  {p.proposed_at:%Y-%m-%d %H:%M}{flagged}"
         )
-        console.print(f"    {escape(clip(' '.join(p.fix_description.split()), 90))}")
-        console.print(f"    [dim]{escape(', '.join(p.file_paths))}[/]")
+        console.print(f"    {as_markup(clip(' '.join(p.fix_description.split()), 90))}")
+        console.print(f"    [dim]{as_markup(', '.join(p.file_paths))}[/]")
     return 0
 
 
@@ -79,7 +78,7 @@ async def memory_confirm(args: argparse.Namespace, settings: Settings, store: Me
         seen = await review.review_of(store, embedder, proposal)
         console.print(
             f"[bold]proposal {proposal.short_id}[/] from the MCP client "
-            f"{escape(proposal.client)}; tests reported passing, not run here"
+            f"{as_markup(proposal.client)}; tests reported passing, not run here"
         )
         console.print(record_renderable(seen.record, seen.nearest))
         supervisor = HeadlessSupervisor(approve_live_cost=False, store="yes" if args.yes else "ask")

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from typing import Literal
 
 from rich.console import Console
-from rich.markup import escape
 
 from agent import events as ev
 from agent.supervisor import CostQuote, EditDecision, EditProposal, StoreProposal
 from app.console import make_console
-from memory.text import counts_text, shown
+from memory.text import as_markup, counts_text, shown
 
 StorePolicy = Literal["ask", "yes", "no"]
 
@@ -130,12 +129,12 @@ class EventPrinter:
     def describe(event: ev.Event) -> str | None:
         match event:
             case ev.SessionStarted():
-                branch = f" on {escape(event.branch)}" if event.branch else ""
+                branch = f" on {as_markup(event.branch)}" if event.branch else ""
                 return (
                     f"[bold]session {event.session_id}[/] · {event.model} ({event.mode}) · "
-                    f"workspace {escape(event.workspace)}{branch} · scope {escape(event.scope)}"
-                    f"\n  tests: {escape(event.test_command)} ({escape(event.test_command_source)})"
-                    f" · edits: {event.edits}"
+                    f"workspace {as_markup(event.workspace)}{branch} · "
+                    f"scope {as_markup(event.scope)}\n  tests: {as_markup(event.test_command)} "
+                    f"({as_markup(event.test_command_source)}) · edits: {event.edits}"
                 )
             case ev.ModelResponded():
                 calls = ", ".join(call.name for call in event.function_calls) or (
@@ -144,24 +143,24 @@ class EventPrinter:
                 said = [f"({event.commentary})" if event.commentary else "", event.text]
                 if event.refusal is not None:
                     said.append(f"refused: {event.refusal}")
-                text = "".join(f"\n    {escape(line)}" for line in said if line)
+                text = "".join(f"\n    {as_markup(line)}" for line in said if line)
                 return (
                     f"[cyan]turn {event.turn}[/] {event.status}: {calls} · {token_counts(event)}"
                     f" · ${event.cost_usd:.4f}{text}"
                 )
             case ev.RequestRetried():
                 return (
-                    f"[yellow]{escape(event.reason)}: retry {event.attempt} "
+                    f"[yellow]{as_markup(event.reason)}: retry {event.attempt} "
                     f"in {event.delay_s:.1f}s[/]"
                 )
             case ev.ToolAnswered(refused=True):
-                return f"  [red]✗ {event.name}[/]: {escape(event.output)}"
+                return f"  [red]✗ {event.name}[/]: {as_markup(event.output)}"
             case ev.MemoryMatched():
                 if not event.matches:
                     return "  memory: no matches"
                 return "\n".join(
                     f"  memory match {m.rank} [bold]{m.score:.4f}[/] {m.memory_id[:8]} "
-                    f"{escape(m.error_type)}: {escape(m.fix_description)}"
+                    f"{as_markup(m.error_type)}: {as_markup(m.fix_description)}"
                     for m in event.matches
                 )
             case ev.TestFinished():
@@ -177,7 +176,7 @@ class EventPrinter:
                 return f"  memory write {event.memory_id[:8]}: {verdict}"
             case ev.SessionNote():
                 colour = {"info": "blue", "warning": "yellow", "error": "red"}[event.level]
-                return f"[{colour}]{escape(event.message)}[/]"
+                return f"[{colour}]{as_markup(event.message)}[/]"
             case ev.SessionReport():
                 tests = (
                     counts_text(event.tests.passed, event.tests.failed)
@@ -185,7 +184,7 @@ class EventPrinter:
                     else "not run"
                 )
                 edits = f"edits {event.edits_approved} approved, {event.edits_rejected} rejected"
-                branch = f" · branch {escape(event.branch)}" if event.branch else ""
+                branch = f" · branch {as_markup(event.branch)}" if event.branch else ""
                 return (
                     f"[bold]{event.status}[/] (exit {event.exit_code}) · {event.model_requests} "
                     f"requests · {event.tool_calls} tool calls · tests {tests} · {edits} · "

@@ -7,14 +7,13 @@ import argparse
 import json
 from dataclasses import asdict
 
-from rich.markup import escape
-
 from app.cli.arguments import is_utf8
 from app.config.file import config_path, load_config, set_value
 from app.config.settings import Settings
 from app.config.store_url import resolve_memory_url
 from app.console import make_console
 from app.errors import CommandError
+from memory.text import as_markup
 
 console = make_console()
 
@@ -29,15 +28,17 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
             raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
         value = None if args.unset else checked_value(args.key, args.value)
         set_value(path, args.key, value)
-        console.print(escape(f"{args.key} {'removed' if args.unset else 'set'} in {path}"))
+        console.print(as_markup(f"{args.key} {'removed' if args.unset else 'set'} in {path}"))
         return 0
     rows = in_force(settings)
     if args.json:
         print(json.dumps({"path": str(path), "values": rows}))
         return 0
-    console.print(escape(f"config file: {path}" + ("" if path.exists() else " (not written yet)")))
+    console.print(
+        as_markup(f"config file: {path}" + ("" if path.exists() else " (not written yet)"))
+    )
     for key, row in rows.items():  # values are the user's text, never Rich markup
-        value, source = escape(str(row["value"])), escape(str(row["from"]))
+        value, source = as_markup(str(row["value"])), as_markup(str(row["from"]))
         console.print(f"{key:<11} {value}  [dim]({source})[/]")
     return 0
 

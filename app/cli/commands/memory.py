@@ -13,7 +13,6 @@ import json
 import sys
 from pathlib import Path
 
-from rich.markup import escape
 from rich.table import Table
 
 from app.config.settings import Settings
@@ -24,7 +23,7 @@ from memory.records import MemoryRecord, MemorySearchResult, possibly_stale, utc
 from memory.retrieval.explain import explanation, query_reading
 from memory.service import MemoryService, clear_stale
 from memory.stores.protocol import MemoryStore, open_store
-from memory.text import counts_text
+from memory.text import as_markup, counts_text
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -91,7 +90,7 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
     for r in records:
         audit = stats[r.memory_id]
         console.print(
-            f"[bold]{r.short_id}[/]  {escape(r.error_type)}  scope {escape(r.scope)}  "
+            f"[bold]{r.short_id}[/]  {as_markup(r.error_type)}  scope {as_markup(r.scope)}  "
             f"{r.timestamp:%Y-%m-%d}  {audit.describe()}{_markers(r)}"
             + (
                 "  [red]POSSIBLY STALE[/]"
@@ -99,9 +98,11 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
                 else ""
             )
         )
-        console.print(f"    {escape(r.fix_description)}", overflow="ellipsis", no_wrap=True)
+        console.print(f"    {as_markup(r.fix_description)}", overflow="ellipsis", no_wrap=True)
         console.print(
-            f"    [dim]{escape(', '.join(r.file_paths))}[/]", overflow="ellipsis", no_wrap=True
+            f"    [dim]{as_markup(', '.join(r.file_paths))}[/]",
+            overflow="ellipsis",
+            no_wrap=True,
         )
     return 0
 
@@ -162,7 +163,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
     ):
         if body:
             console.print(f"\n[bold]{title}[/]")
-            console.print(escape(body))
+            console.print(as_markup(body))
     if record.diff:
         from rich.syntax import Syntax
 
@@ -179,9 +180,9 @@ def _print_fields(rows: list[tuple[str, str]]) -> None:
     for name, value in rows:
         style = "bold red" if name == "FLAGGED" else "bold"
         if console.is_terminal:
-            table.add_row(f"[{style}]{name}[/]", escape(value))
+            table.add_row(f"[{style}]{name}[/]", as_markup(value))
         else:
-            console.print(f"[{style}]{name}[/]{' ' * (width - len(name))}  {escape(value)}")
+            console.print(f"[{style}]{name}[/]{' ' * (width - len(name))}  {as_markup(value)}")
     if table.rows:
         console.print(table)
 
@@ -214,25 +215,27 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
         print(json.dumps(rows))
         return 0
     if args.explain:
-        console.print(f"[dim]{escape(query_reading(args.query))}[/]")
+        console.print(f"[dim]{as_markup(query_reading(args.query))}[/]")
     if not results:
         where = "any scope" if args.all_scopes else f"scope {args.scope!r}"
-        console.print(f"No matches in {escape(where)}.")
+        console.print(f"No matches in {as_markup(where)}.")
         if not args.all_scopes:
             await _other_scopes_hint(store, args.scope)
         return 0
     for r in results:
         console.print(
             f"[bold]#{r.rank}  {r.label}  {r.score:.4f}[/]  {r.record.short_id}  "
-            f"{escape(r.record.error_type)}"
-            + (f"  scope {escape(r.record.scope)}" if args.all_scopes else "")
+            f"{as_markup(r.record.error_type)}"
+            + (f"  scope {as_markup(r.record.scope)}" if args.all_scopes else "")
             + _markers(r.record)
             + ("  [red]POSSIBLY STALE[/]" if r.stale else "")
         )
-        console.print(f"    {escape(r.record.fix_description)}", overflow="ellipsis", no_wrap=True)
-        console.print(f"    [dim]{escape(', '.join(r.record.file_paths))}[/]")
+        console.print(
+            f"    {as_markup(r.record.fix_description)}", overflow="ellipsis", no_wrap=True
+        )
+        console.print(f"    [dim]{as_markup(', '.join(r.record.file_paths))}[/]")
         if args.explain:
-            console.print(f"    [dim]{escape(explanation(args.query, r))}[/]")
+            console.print(f"    [dim]{as_markup(explanation(args.query, r))}[/]")
     return 0
 
 
@@ -246,7 +249,7 @@ async def _other_scopes_hint(
     if others:
         named = ", ".join(f"{s} {n}" for n, s in others[:3]) + (", …" if len(others) > 3 else "")
         console.print(
-            f"{sum(n for n, _ in others)} record(s) in other scopes ({escape(named)}): {advice}"
+            f"{sum(n for n, _ in others)} record(s) in other scopes ({as_markup(named)}): {advice}"
         )
 
 
@@ -279,8 +282,8 @@ async def memory_delete(args: argparse.Namespace, settings: Settings, store: Mem
             )
         fix = clip(" ".join(record.fix_description.split()), 60)
         err_console.print(
-            f"Delete {record.short_id} ({escape(record.error_type)}: "
-            f"{escape(fix)})? This cannot be undone. [y/N] ",
+            f"Delete {record.short_id} ({as_markup(record.error_type)}: "
+            f"{as_markup(fix)})? This cannot be undone. [y/N] ",
             end="",
         )
         if sys.stdin.readline().strip().lower() not in {"y", "yes"}:
@@ -306,7 +309,7 @@ async def memory_stats(args: argparse.Namespace, settings: Settings, store: Memo
     if args.json:
         print(stats.model_dump_json())
         return 0
-    console.print(f"store: {escape(store.url)}")
+    console.print(f"store: {as_markup(store.url)}")
     console.print(
         f"records: {stats.records} · imported: {stats.imported} · flagged: {stats.flagged} · "
         f"expired: {stats.expired} · deliveries: {stats.deliveries}"
@@ -314,7 +317,7 @@ async def memory_stats(args: argparse.Namespace, settings: Settings, store: Memo
     for title, counts in (("scope", stats.by_scope), ("error type", stats.by_error_type)):
         table = Table(title, "records")
         for name, count in sorted(counts.items(), key=lambda item: -item[1]):
-            table.add_row(escape(name), str(count))
+            table.add_row(as_markup(name), str(count))
         console.print(table)
     return 0
 
@@ -330,7 +333,7 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
             sys.stdout.write(line + "\n")
             count += 1
     err_console.print(
-        f"exported {count} record(s)" + (f" to {escape(args.out)}" if args.out else "")
+        f"exported {count} record(s)" + (f" to {as_markup(args.out)}" if args.out else "")
     )
     return 0
 
@@ -387,7 +390,7 @@ async def memory_import(args: argparse.Namespace, settings: Settings, store: Mem
     imported = sum(r.provenance == "imported" for r in written)
     updated = len(present - conflicts)
     console.print(
-        f"imported {result.written} record(s) into {escape(store.url)}: "
+        f"imported {result.written} record(s) into {as_markup(store.url)}: "
         f"{result.written - updated} new, {updated} already present"
         + (" (updated in place)" if updated else "")
         + (f" ({imported} marked imported, not test-confirmed)" if imported else "")
@@ -425,7 +428,9 @@ async def memory_migrate(args: argparse.Namespace, settings: Settings) -> int:
             await target.close()
     finally:
         await source.close()
-    console.print(f"copied {count} record(s) from {escape(source.url)} to {escape(target.url)}")
+    console.print(
+        f"copied {count} record(s) from {as_markup(source.url)} to {as_markup(target.url)}"
+    )
     return 0
 
 
@@ -479,7 +484,8 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         console.print(f"  {label}: {share} ({figures.right} of {figures.matches})")
     for group, figures in report.groups.items():
         console.print(
-            f"  {escape(group)}: queries {figures.queries} · recall@1 {figures.recall_at_1:.3f} · "
+            f"  {as_markup(group)}: queries {figures.queries} · "
+            f"recall@1 {figures.recall_at_1:.3f} · "
             f"recall@3 {figures.recall_at_3:.3f} · MRR {figures.mrr:.3f}"
         )
     for miss in report.misses:
@@ -487,7 +493,7 @@ async def memory_eval(args: argparse.Namespace, settings: Settings, store: Memor
         query = clip(" ".join(miss.query.split()), 70)
         console.print(
             f"miss ({where}): expected {miss.expect[:8]}, got "
-            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {escape(query)}"
+            f"{', '.join(i[:8] for i in miss.got) or 'nothing'} · {as_markup(query)}"
         )
     return 0
 

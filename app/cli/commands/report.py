@@ -8,13 +8,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.markup import escape
-
 from app.cli.commands.sessions import read_history
 from app.config.settings import Settings
 from app.console import make_console
 from app.sessions.history import memory_effect
 from memory.stores.protocol import open_store
+from memory.text import as_markup
 
 console = make_console()
 
@@ -50,7 +49,7 @@ async def report(args: argparse.Namespace, settings: Settings) -> int:
     for row in delivered:
         ended = row["sessions_ended"]
         console.print(
-            f"{row['memory_id'][:8]}  {escape(row['error_type'])}  delivered "
+            f"{row['memory_id'][:8]}  {as_markup(row['error_type'])}  delivered "
             f"{row['delivered']}x; of {ended} session(s) ended, {row['sessions_green']} green",
             no_wrap=True,
             overflow="ellipsis",

@@ -8,13 +8,11 @@ import asyncio
 import json
 import sys
 
-from rich.markup import escape
-
 from app.config.settings import Settings
 from app.console import make_console
 from app.sessions.history import SessionEntry, find_session, load_history
 from app.text_fit import counted
-from memory.text import shown
+from memory.text import as_markup, shown
 
 console = make_console()
 
@@ -27,7 +25,7 @@ async def sessions(args: argparse.Namespace, settings: Settings) -> int:
             print(json.dumps(entry.as_json()))
             return 0
         for name, value in detail_rows(entry):
-            console.print(f"{name:<14} {escape(value)}")
+            console.print(f"{name:<14} {as_markup(value)}")
         return 0
     if args.json:
         print(json.dumps([entry.as_json() for entry in entries]))
@@ -56,12 +54,12 @@ def when(entry: SessionEntry) -> str:
 
 def list_line(entry: SessionEntry) -> str:
     return (
-        f"{when(entry)}  {escape(entry.session_id)}  {entry.status or 'unknown'}  "
+        f"{when(entry)}  {as_markup(entry.session_id)}  {entry.status or 'unknown'}  "
         f"{entry.tests_shown}  "
         f"{counted(entry.turns, 'turn', 'turns')}  ${entry.cost_usd:.4f}  "
         f"{counted(entry.matches_delivered, 'match', 'matches')}  "
-        f"{len(entry.stored_memory_ids)} stored  {escape(entry.model or '?')}  "
-        f"{escape(entry.workspace or '?')}"
+        f"{len(entry.stored_memory_ids)} stored  {as_markup(entry.model or '?')}  "
+        f"{as_markup(entry.workspace or '?')}"
     )
 
 

@@ -12,7 +12,6 @@ import uuid
 from datetime import timedelta
 
 from rich.console import Console
-from rich.markup import escape
 
 from app.cli.commands.memory import resolve_id
 from app.config.settings import Settings
@@ -20,6 +19,7 @@ from app.errors import CommandError
 from memory.records import MemoryRecord, TestEvidence, utc_now
 from memory.service import MemoryService
 from memory.stores.protocol import MemoryStore, open_store
+from memory.text import as_markup
 
 SMOKE_SCOPE = "smoke"
 SMOKE_OUTCOME = "smoke check: synthetic passing outcome (exit code 0)"
@@ -63,7 +63,7 @@ async def smoke_store(args: argparse.Namespace, settings: Settings, store: Memor
     if match is None:
         raise CommandError(f"stored {memory_id} but a search in scope {SMOKE_SCOPE!r} missed it")
     err_console.print(
-        f"stored smoke record in {escape(store.url)}; search found it at rank {match.rank} "
+        f"stored smoke record in {as_markup(store.url)}; search found it at rank {match.rank} "
         f"(score {match.score:.4f}). Next: astra-memory smoke verify --memory-id {memory_id}"
     )
     print(memory_id)
