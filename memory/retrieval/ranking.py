@@ -369,11 +369,11 @@ def fuse(
     return fused
 
 
-def runner_up(cosines: Sequence[float]) -> float:
-    """The second best cosine among a search's candidates (-1 with fewer than two): what the
-    nearest must lead by to be a strong match."""
+def runner_up(cosines: Sequence[float]) -> float | None:
+    """The second best cosine among a search's candidates, what the nearest must lead by to
+    be a strong match; None with fewer than two, where a lead over no one says nothing."""
     best = sorted(cosines, reverse=True)[:2]
-    return best[1] if len(best) == 2 else -1.0
+    return best[1] if len(best) == 2 else None
 
 
 def relevance(
@@ -381,13 +381,15 @@ def relevance(
     cosine: float,
     vector_rank: int | None,
     keyword_rank: int | None,
-    second_cosine: float = -1.0,
+    second_cosine: float | None = None,
 ) -> Label:
     """How much a match deserves trust, in words (docs/retrieval.md, "Labels"): first overall and by
     the keywords, and clearly the nearest (ahead of `second_cosine`, the runner-up among
-    the candidates), is strong; first overall, or near the top of both, is possible unless
-    the vectors are far apart; else weak."""
-    clearly_nearest = vector_rank == 1 and cosine - second_cosine >= STRONG_MIN_LEAD
+    the candidates; with none, never), is strong; first overall, or near the top of both,
+    is possible unless the vectors are far apart; else weak."""
+    clearly_nearest = (
+        vector_rank == 1 and second_cosine is not None and cosine - second_cosine >= STRONG_MIN_LEAD
+    )
     if rank == 1 and keyword_rank == 1 and clearly_nearest and cosine >= STRONG_MIN_COSINE:
         return "strong"
     near_both = all(
@@ -442,7 +444,7 @@ def ranked(
     scored: Iterable[tuple[MemoryRecord, float]],
     vector_ranks: dict[str, int] | None = None,
     keyword_ranks: dict[str, int] | None = None,
-    second_cosine: float = -1.0,
+    second_cosine: float | None = None,
 ) -> list[MemorySearchResult]:
     """Results numbered 1, 2, ... in the order given (the fused rank), each with its cosine,
     its place in each ranking and its relevance label (`second_cosine`: the runner-up's

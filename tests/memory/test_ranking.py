@@ -127,6 +127,7 @@ def test_ties_go_to_cosine_and_min_score_filters_on_cosine(min_score, top_k, exp
     ("rank", "cosine", "vector_rank", "keyword_rank", "second", "label"),
     [
         (1, 0.45, 1, 1, 0.30, "strong"),
+        (1, 0.95, 1, 1, None, "possible"),  # the only candidate: it leads no one
         (1, 0.45, 1, 1, 0.40, "possible"),  # both agree, but a neighbour is nearly as near
         (1, 0.62, 1, 1, 0.55, "possible"),
         (1, 0.35, 1, 1, 0.10, "possible"),  # both agree, but the vectors are far apart
@@ -147,7 +148,7 @@ def test_relevance_labels_read_whether_the_rankings_agree_and_the_nearest_leads(
 
 def test_the_runner_up_is_the_second_best_cosine_of_the_candidates():
     assert ranking.runner_up([0.2, 0.7, 0.5]) == 0.5
-    assert ranking.runner_up([0.7]) == -1.0
+    assert ranking.runner_up([0.7]) is None
 
 
 @pytest.mark.parametrize(
