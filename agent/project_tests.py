@@ -73,7 +73,7 @@ runpy.run_module("pytest", run_name="__main__", alter_sys=True)  # `python -m py
 OURS = TestCommand(
     (sys.executable, "-c", HIDE_OURS_THEN_PYTEST, ",".join(OUR_PACKAGES), str(OUR_ROOT), "-q"),
     "python -m pytest -q",
-    "detected: ours",
+    "detected: astra-memory's own Python, no venv in the project",
 )
 
 

@@ -100,7 +100,10 @@ def test_detection_falls_back_to_our_interpreter(tmp_path: Path):
 
     assert resolve_test_command(tmp_path) == OURS
     assert OURS.argv[:2] == (sys.executable, "-c") and OURS.argv[-1] == "-q"
-    assert (OURS.display, OURS.source) == ("python -m pytest -q", "detected: ours")
+    assert (OURS.display, OURS.source) == (
+        "python -m pytest -q",
+        "detected: astra-memory's own Python, no venv in the project",
+    )
 
 
 @pytest.mark.parametrize(
