@@ -258,3 +258,14 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         help="weakest match label the model is given from memory (default: "
         "ASTRA_MIN_RELEVANCE, else possible)",
     )
+
+
+def package_version() -> str:
+    """The installed version, as `--version` and the MCP server's handshake say it; looked
+    up only when asked (importlib.metadata costs every other command about 15 ms)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("astra-codebase-memory")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

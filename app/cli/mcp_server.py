@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from pydantic import ConfigDict, Field
 
+from app.cli.arguments import package_version
 from memory.embedding.embedder import Embedder
 from memory.errors import EmbedderUnavailableError, MemoryLayerError
 from memory.records import LABELS, Label, MemoryRecord, possibly_stale
@@ -276,6 +277,7 @@ def build_server(tools: MemoryTools) -> MCPServer:
     ]
     return MCPServer(
         "astra-memory",
+        version=package_version(),
         instructions=INSTRUCTIONS,
         tools=[strict_tool(function, text) for function, text in described],
         log_level="WARNING",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app.cli.arguments import package_version
 from tests.mcp.conftest import CLIENT, call, cli, connect, proposal, refused
 
 TOOLS = {"search_fixes", "get_fix", "propose_fix", "proposal_status", "report_outcome"}
@@ -25,6 +26,7 @@ def store_file(env: dict[str, str]) -> Path:
 async def test_the_handshake_and_strict_schemas_with_no_write_tools(env):
     async with connect(env) as client:
         assert client.server_info.name == "astra-memory"
+        assert client.server_info.version == package_version() != ""
         assert "search_fixes" in (client.instructions or "")
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == TOOLS  # no delete, clear or update
