@@ -58,7 +58,7 @@ _TRAILING_BACKSLASHES = re.compile(r"\\+$")
 def as_markup(text: str) -> str:
     """`text` as Rich markup that reads as `text` itself inside a tag: Rich's escape, plus a
     backslash before a bracket that opens no tag, and trailing backslashes doubled so the
-    tag after them stays a tag (bare at a line's end, they are shown doubled)."""
+    tag after them stays a tag (data printed bare goes as text, not through this)."""
     text = _BACKSLASHES_BEFORE_OTHER_BRACKET.sub(lambda m: m[1] + "\\", text)
     text = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
     return _TRAILING_BACKSLASHES.sub(lambda m: m[0] * 2, text)

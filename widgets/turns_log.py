@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from memory.text import as_markup
 from widgets.pane_log import PaneLog
 
@@ -49,4 +51,4 @@ class TurnsLog(PaneLog):
         self.put(f"[{colour[event.level]}]{as_markup(event.message)}[/]")
 
     def add_text(self, text: str) -> None:
-        self.put(as_markup(text))
+        self.put(Text(text))  # no markup around it: as text, not escaped into markup

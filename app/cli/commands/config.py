@@ -28,7 +28,7 @@ async def config(args: argparse.Namespace, settings: Settings) -> int:
             raise CommandError(f"config set {args.key} needs a value (or --unset)", 2)
         value = None if args.unset else checked_value(args.key, args.value)
         set_value(path, args.key, value)
-        console.print(as_markup(f"{args.key} {'removed' if args.unset else 'set'} in {path}"))
+        console.print(f"{args.key} {'removed' if args.unset else 'set'} in {path}", markup=False)
         return 0
     rows = in_force(settings)
     if args.json:

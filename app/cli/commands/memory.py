@@ -163,7 +163,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
     ):
         if body:
             console.print(f"\n[bold]{title}[/]")
-            console.print(as_markup(body))
+            console.print(body, markup=False)
     if record.diff:
         from rich.syntax import Syntax
 
