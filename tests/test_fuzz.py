@@ -16,7 +16,7 @@ from agent.exceptions import ModelError
 from agent.tool_schemas import ARGUMENTS, ArgumentError, parse_arguments
 from agent.turns import parse_turn
 from memory.records import MemoryRecord
-from memory.text import as_markup, shown
+from memory.text import as_markup, mask_url_passwords, shown
 from widgets.record_view import record_renderable
 
 # Any JSON value, strings with every code point a JSON text can carry (lone surrogates too).
@@ -135,3 +135,18 @@ def test_data_rich_s_own_escape_misreads_is_drawn_as_itself(text):
     from widgets.pane_log import as_text
 
     assert as_text(f"[bold]{as_markup(text)}[/]").plain == text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_TEXT, _MARKUP_LIKE), st.one_of(_TEXT, _MARKUP_LIKE))
+def test_any_text_the_matches_pane_and_the_header_fill_in_is_drawn_as_itself(text, more):
+    """The Textual panes put data into their markup as template variables, not escaped:
+    Textual's escape leaves `[x` before a closing tag, and a trailing backslash, misread."""
+    from widgets.matches_log import filled
+    from widgets.session_header import SessionHeader
+
+    drawn = filled("[b]turn 1 query$scope:[/] [dim]$query[/]", scope=text, query=more)
+    assert drawn.plain == shown(f"turn 1 query{text}: {more}")
+    header = SessionHeader()
+    header.session, header.status = text, more
+    assert header.render().plain == mask_url_passwords(shown(f"{text} · memory -\n{more}"))

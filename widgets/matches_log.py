@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.markup import escape as _escape
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -25,9 +25,10 @@ def score_bar(score: float) -> str:
     return f"[$success]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/]"
 
 
-def escape(text: str) -> str:
-    """Data inside markup: escaped, its control characters shown."""
-    return _escape(shown(text))
+def filled(template: str, **data: str) -> Content:
+    """`template`'s markup with `data` put in as text, shown: no data reads as markup (escaping
+    cannot say `[x` before a closing tag, or a trailing backslash)."""
+    return Content.from_markup(template, **{name: shown(text) for name, text in data.items()})
 
 
 class MatchesLog(OptionList):
@@ -46,12 +47,12 @@ class MatchesLog(OptionList):
 
     def add_session(self, session_id: str) -> None:
         """A separator: the searches after it are this session's."""
-        self.add_option(Option(f"[dim]── session {escape(session_id)} ──[/]", disabled=True))
+        self.add_option(Option(filled("[dim]── session $id ──[/]", id=session_id), disabled=True))
 
     def add_search(self, event: ev.MemoryMatched) -> None:
         scope = f" [{event.error_type}]" if event.error_type else ""
         query = event.query if len(event.query) <= 200 else event.query[:200] + "…"
-        heading = f"[b]turn {event.turn} query{escape(scope)}:[/] {escape(query)}"
+        heading = filled(f"[b]turn {event.turn} query$scope:[/] $query", scope=scope, query=query)
         options = [Option(heading, disabled=True)]
         if not event.matches:
             options.append(Option("  no matches", disabled=True))
@@ -61,15 +62,20 @@ class MatchesLog(OptionList):
             flag = " [$text-error]⚑ flagged[/]" if match.flags else ""
             # a post-mortem's fix, never confirmed by a test run: said before the details
             imported = "[$text-warning]imported[/] · " if match.provenance == "imported" else ""
-            why = f"\n     [dim]{escape(match.why)}[/]" if match.why else ""
+            why = "\n     [dim]$why[/]" if match.why else ""
             option_id = f"match-{len(self._memory_ids)}"
             self._memory_ids[option_id] = match.memory_id
             options.append(
                 Option(
-                    f"  {match.rank}. {match.label} [b $text-success]{match.score:.4f}[/] "
-                    f"{score_bar(match.score)} {match.memory_id[:8]} {imported}"
-                    f"{escape(match.error_type)} · {escape(files)} · {stored}{flag}\n"
-                    f"     {escape(match.fix_description)}{why}",
+                    filled(
+                        f"  {match.rank}. {match.label} [b $text-success]{match.score:.4f}[/] "
+                        f"{score_bar(match.score)} {match.memory_id[:8]} {imported}"
+                        f"$error_type · $files · {stored}{flag}\n     $fix{why}",
+                        error_type=match.error_type,
+                        files=files,
+                        fix=match.fix_description,
+                        why=match.why,
+                    ),
                     id=option_id,
                 )
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual.markup import escape as _escape
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -38,20 +38,26 @@ class SessionHeader(Static):
     def watch_status(self) -> None:
         self.figures = ()
 
-    def render(self) -> str:
-        def escape(text: str) -> str:
-            return _escape(mask_url_passwords(shown(text)))
-
+    def render(self) -> Content:
         status = self.status
         if self.figures and len(status) > self.content_size.width:
             status = fit_figures(self.figures, self.content_size.width)
         if self.workspace == "-":  # before the first session: no model, mode or workspace yet
-            return (
-                f"[b]{escape(self.session)}[/] · memory {escape(self.memory_url)}\n"
-                f"[$text-accent]{escape(status)}[/]"
+            template = "[b]$session[/] · memory $memory\n[$text-accent]$status[/]"
+        else:
+            template = (
+                "[b]$session[/] · $model · [b]$mode[/] · workspace $workspace · memory $memory\n"
+                "[$text-accent]$status[/]"
             )
-        return (
-            f"[b]{escape(self.session)}[/] · {escape(self.model)} · [b]{escape(self.mode)}[/] · "
-            f"workspace {escape(self.workspace)} · memory {escape(self.memory_url)}\n"
-            f"[$text-accent]{escape(status)}[/]"
+        data = {
+            "session": self.session,
+            "model": self.model,
+            "mode": self.mode,
+            "workspace": self.workspace,
+            "memory": self.memory_url,
+            "status": status,
+        }
+        # data goes in as text, never read as markup
+        return Content.from_markup(
+            template, **{name: mask_url_passwords(shown(text)) for name, text in data.items()}
         )
