@@ -52,4 +52,4 @@ class DataConsole(Console):
 
 def make_console(*, stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
-    return DataConsole(stderr=stderr, highlight=False, piped=not stream.isatty())
+    return DataConsole(stderr=stderr, highlight=False, emoji=False, piped=not stream.isatty())

@@ -111,7 +111,7 @@ def test_any_record_text_is_drawn_as_data_with_no_raw_control_sequence(before, c
     assert all(ch in "\n\t" for ch in shown(control) if ch in _CONTROLS)
 
 
-_MARKUP_LIKE = st.text(st.sampled_from("\\[]/#@=ab x"), max_size=16)  # what markup is made of
+_MARKUP_LIKE = st.text(st.sampled_from("\\[]/#@=ab x:"), max_size=16)  # markup and emoji codes
 
 
 @settings(max_examples=600, deadline=None)

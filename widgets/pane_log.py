@@ -60,7 +60,7 @@ def as_text(line: str | Text) -> Text:
     another program's output) as is. Either way its control characters are shown, not
     obeyed: model text and test output never move the cursor or hide the next line."""
     if isinstance(line, str):  # shown first: Rich would silently drop \a \b \v \f \r
-        return Text.from_markup(shown(line))
+        return Text.from_markup(shown(line), emoji=False)  # data `:x:` stays as typed
     text = line.copy()
     text.plain = shown(text.plain)  # one character for one: the styles stay in place
     return text

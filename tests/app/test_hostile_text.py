@@ -32,7 +32,7 @@ ESC = "\x1b"
 CLEAR, CONCEAL = f"{ESC}[2J{ESC}[H", f"{ESC}[8m"
 OSC52 = f"{ESC}]52;c;cm0gLXJmIH4=\x07"
 OSC8 = f"{ESC}]8;;https://evil.example{ESC}\\click{ESC}]8;;{ESC}\\"
-HOSTILE = f"Route [/users] returned 404 [bold]x[/ {CLEAR}{OSC52}{OSC8}\x9b31m{CONCEAL}"
+HOSTILE = f"Route [/users] returned 404 :warning: [bold]x[/ {CLEAR}{OSC52}{OSC8}\x9b31m{CONCEAL}"
 
 
 def hostile_record(memory_id: str = "0badc0de-0000-4000-8000-000000000000") -> MemoryRecord:
@@ -101,7 +101,7 @@ def test_a_password_in_a_url_is_masked_wherever_it_is_in_the_text(text, masked):
 def test_the_cli_console_never_writes_a_control_sequence_or_a_url_password(capsys):
     make_console().print(Text(HOSTILE), "[bold]sqlite:///x redis://:pw@h[/]")
     out = capsys.readouterr().out
-    assert ESC not in out and "Route [/users] returned 404 [bold]x[/" in out
+    assert ESC not in out and "Route [/users] returned 404 :warning: [bold]x[/" in out
     assert "redis://:***@h" in out and "pw" not in out
 
 
@@ -114,7 +114,7 @@ async def test_a_hostile_record_renders_in_the_browser_and_both_modals(settings,
         await wait_for(pilot, lambda: app.screen.records)
         table = app.screen.query_one(DataTable)
         cells = [str(cell) for cell in table.get_row(record.memory_id)]
-        assert any("Route [/users] returned 404 [bold]x[/" in cell for cell in cells)
+        assert any("Route [/users] returned 404 :warning:" in cell for cell in cells)
         assert not any(ESC in cell for cell in cells)
         for modal in (RecordModal(record), StoreModal(StoreProposal(record, []))):
             app.push_screen(modal)
@@ -160,7 +160,9 @@ def test_memory_show_list_and_eval_print_hostile_records_as_data(capsys, tmp_pat
         assert code == 0, (argv, captured.err)
         assert ESC not in captured.out + captured.err and "\x9b" not in captured.out
         assert "Traceback" not in captured.err
-    assert "[/users]" in main_output(capsys, ["memory", "show", record.memory_id])
+    for argv in (["memory", "show", record.memory_id], ["memory", "list"]):
+        printed = main_output(capsys, argv)
+        assert "[/users]" in printed and ":warning:" in printed  # an emoji code stays as typed
 
 
 def main_output(capsys, argv: list[str]) -> str:
