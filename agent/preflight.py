@@ -196,6 +196,12 @@ async def check_test_command(
     ran = run.summary
     if not ran.startswith("exit code"):
         ran = f"exit code {run.exit_code}, {ran}"
+    if (run.passed, run.failed) == (0, 0):  # pytest's exit 5: red that no fix can turn green
+        return Check(
+            "test command",
+            False,
+            f"{named}: ran no tests ({ran}); a session starts from a failing one",
+        )
     # either is a working command; what it means for a session, said for the newcomer
     meaning = "red: a session starts here" if run.exit_code else "green: nothing to fix yet"
     return Check("test command", True, f"{named}: ran, {ran} ({meaning})")

@@ -113,7 +113,9 @@ def memory_flags(memory: argparse.ArgumentParser) -> None:
         help="show why each match ranked: shared terms, paths and signature, cosine, ranks "
         "(with --json: each match's 'why' and the query's 'reading')",
     )
-    search.add_argument("--error-type", help="only records of this error type")
+    search.add_argument(
+        "--error-type", help="lift records stored under this error type (a bonus, not a filter)"
+    )
     search.add_argument(
         "--top-k", type=whole_number, default=5, help="matches to show, 1..10 (default 5)"
     )

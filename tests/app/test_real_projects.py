@@ -238,6 +238,10 @@ def test_doctor_prints_one_line_per_check_and_exits_2_on_a_failure(capsys, proje
     (project / "calc.sh").write_text("changed\n")
     assert main(["doctor", "--workspace", str(project)]) == 2
     assert "FAILED git tree" in capsys.readouterr().out
+    assert main(["doctor"]) == 0  # no project: says what it left unchecked
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "not checked: a project's sandbox, git tree and tests (add --workspace DIR)"
+    )
 
 
 WHERE_IT_RUNS = (

@@ -54,6 +54,8 @@ async def doctor(args: argparse.Namespace, settings: Settings) -> int:
             await asyncio.to_thread(home.discard)
     for check in checks:
         print(mask_url_passwords(shown(check.line())), flush=True)
+    if workspace is None:
+        print("not checked: a project's sandbox, git tree and tests (add --workspace DIR)")
     return 0 if all(check.ok for check in checks) else 2
 
 
