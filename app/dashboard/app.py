@@ -264,6 +264,15 @@ class AstraApp(App[int]):
         )
         self.sessions.add(SessionPlan(options, Path(entry.workspace), new_session_id("replay")))
 
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """A screenshot (the palette's), saved in the data dir's screenshots folder: Textual's
+        default, the user's Downloads folder, is missing on many servers, and it failed there."""
+        folder = Path(path) if path else self.sessions.settings.data_dir / "screenshots"
+        folder.mkdir(parents=True, exist_ok=True)
+        return super().deliver_screenshot(filename, str(folder), time_format)
+
     def action_stop_session(self) -> None:
         """Stop now: a model request in flight is cut off (and charged its worst case)."""
         self.notify(self.sessions.stop(cancel_request=True))
@@ -342,6 +351,7 @@ class AstraApp(App[int]):
                     ("data (ledger, transcripts, demo workspaces)", str(settings.data_dir)),
                     ("transcripts", str(settings.data_dir / "transcripts")),
                     ("exports", str(settings.data_dir / "exports")),
+                    ("screenshots", str(settings.data_dir / "screenshots")),
                     ("config file", str(self.config_path) if self.config_path else "none"),
                 ]
             )

@@ -121,6 +121,26 @@ async def test_help_on_question_mark_and_f1(settings, url):
     assert str(settings.data_dir) in texts[0] and url in texts[0]
 
 
+async def test_the_palettes_screenshot_is_saved_in_the_data_dir(settings, url, monkeypatch):
+    """Textual saves to the user's Downloads folder, which a server often lacks: the save
+    failed there. The dashboard saves in its data dir and says where."""
+    monkeypatch.setenv("HOME", str(settings.data_dir / "no-home"))  # no Downloads folder
+    app = idle_app(settings, url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"screenshot")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        folder = settings.data_dir / "screenshots"
+        await wait_for(pilot, lambda: folder.is_dir() and list(folder.glob("*.svg")))
+        await wait_for(
+            pilot, lambda: any("Saved screenshot" in n.message for n in app._notifications)
+        )
+    [saved] = folder.glob("*.svg")
+    assert saved.read_text().startswith("<svg")
+
+
 async def test_matches_pane_separates_sessions_and_shows_the_new_matches():
     events = fixed_events()
     second = [
