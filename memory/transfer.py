@@ -61,8 +61,9 @@ async def export_lines(store: MemoryStore, scope: str | None = None) -> AsyncIte
 
 
 def split_lines(text: str) -> list[str]:
-    """JSONL lines: split on "\n" only (a "\r" before it is JSON whitespace)."""
-    return text.split("\n")
+    """JSONL lines: split on "\n" only (a "\r" before it is JSON whitespace), without the
+    byte-order mark that Windows editors and PowerShell put before the first."""
+    return text.removeprefix("\ufeff").split("\n")
 
 
 def refuse_database_target(out: Path, database: Path | None) -> None:

@@ -128,6 +128,15 @@ def test_import_names_the_problem(capsys, tmp_path, data_dir, row, message):
     assert record_count(data_dir) == 0
 
 
+def test_import_reads_a_file_that_starts_with_a_byte_order_mark(capsys, tmp_path, data_dir):
+    """PowerShell and Windows editors save UTF-8 with a BOM: line 1 was "not valid JSON"."""
+    source = write_jsonl(tmp_path / "in.jsonl", MINIMAL, {**MINIMAL, "fix_description": "b"})
+    source.write_text("\ufeff" + source.read_text(), encoding="utf-8")
+    code, _, err = run(capsys, "memory", "import", str(source))
+    assert code == 0, err
+    assert record_count(data_dir) == 2
+
+
 def test_unknown_id_is_one_line_and_changes_nothing(capsys, tmp_path, data_dir):
     run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", MINIMAL)))
     for action in ("show", "delete"):
@@ -366,7 +375,7 @@ def test_an_unwritable_export_path_is_one_line_naming_it(capsys, tmp_path, data_
         (tmp_path / "folder", "Is a directory"),
     ):
         code, _, err = run(capsys, "memory", "export", "--out", str(out))
-        assert code == 1 and one_error_line(err).endswith(f"{words}: {out}"), err
+        assert code == 2 and one_error_line(err).endswith(f"cannot write {out}: {words}"), err
     assert list((tmp_path / "folder").iterdir()) == []
 
 

@@ -326,7 +326,10 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
     from memory.transfer import export_lines, export_to_file
 
     if args.out:
-        count = await export_to_file(store, Path(args.out), args.scope)
+        try:
+            count = await export_to_file(store, Path(args.out), args.scope)
+        except OSError as exc:  # a bad path, as import's unreadable file is: a usage error
+            raise CommandError(f"cannot write {args.out}: {exc.strerror or exc}", 2) from exc
     else:
         count = 0
         async for line in export_lines(store, scope=args.scope):
