@@ -4,6 +4,7 @@ questions asked or declined out loud, output that pipes cleanly, and exact store
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -289,11 +290,14 @@ def test_the_demo_summary_says_where_it_stored_and_how_to_search_there(capsys, t
     )
 
 
-def test_the_search_hint_names_the_program_as_the_shell_can_run_it(monkeypatch):
+def test_the_search_hint_names_the_program_as_the_shell_can_run_it(monkeypatch, tmp_path):
     """After the README's set-up the venv is not activated: `.venv/bin/astra-memory`."""
     installed = Path(sys.executable).parent / "astra-memory"
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert Path(own_program()).absolute() == installed.absolute()
+    monkeypatch.chdir(installed.parent.parent.parent)  # the project's root, above .venv
+    assert own_program() == os.path.join(*installed.parts[-3:])
+    monkeypatch.chdir(tmp_path)  # elsewhere: the whole path, not ../../..
+    assert own_program() == str(installed.absolute())
     monkeypatch.setenv("PATH", str(installed.parent))
     assert own_program() == "astra-memory"
 

@@ -238,8 +238,12 @@ def print_demo_summary(sessions: list[FinishedSession], verify_exit: int | None,
 
 def own_program() -> str:
     """How to run astra-memory from here: its name where the shell finds it, else its path
-    in this interpreter's environment (`.venv/bin/astra-memory` after the README's set-up)."""
+    in this interpreter's environment: relative below the current folder
+    (`.venv/bin/astra-memory` after the README's set-up), whole elsewhere (not `../../..`)."""
     if shutil.which("astra-memory"):
         return "astra-memory"
     installed = Path(sys.executable).parent / "astra-memory"
-    return os.path.relpath(installed) if installed.exists() else "astra-memory"
+    if not installed.exists():
+        return "astra-memory"
+    relative = os.path.relpath(installed)
+    return str(installed.absolute()) if relative.startswith("..") else relative
