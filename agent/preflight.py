@@ -34,6 +34,7 @@ PROBE_SCOPE = "astra-preflight-probe"
 STORE_TIMEOUT_S = 30.0
 BASE_URL_TIMEOUT_S = 15.0
 NOT_RUNNABLE = (126, 127)  # a shell's "not executable" and "not found"
+NO_TESTS = 5  # pytest's (and unittest's, from 3.12) "collected no tests": a red no fix turns green
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ async def check_test_command(
     tools: WorkspaceTools | None = None,
 ) -> Check:
     """The test command resolves, is found, and runs to an end within the timeout (pass or
-    fail: a failing run is what a session starts from). It runs in `run_in`, the session's
+    fail: a failing run is what a session starts from; one that collected no tests is not).
+    It runs in `run_in`, the session's
     folder, when given, so that the user's own is not touched; through the session's own
     `tools` when they run the same command there, which offer the run to the session's
     first run_tests (taken if no file changed in between)."""
@@ -196,7 +198,7 @@ async def check_test_command(
     ran = run.summary
     if not ran.startswith("exit code"):
         ran = f"exit code {run.exit_code}, {ran}"
-    if (run.passed, run.failed) == (0, 0):  # pytest's exit 5: red that no fix can turn green
+    if run.exit_code == NO_TESTS and (run.passed, run.failed) == (0, 0):
         return Check(
             "test command",
             False,

@@ -62,8 +62,9 @@ async def export_lines(store: MemoryStore, scope: str | None = None) -> AsyncIte
 
 def split_lines(text: str) -> list[str]:
     """JSONL lines: split on "\n" only (a "\r" before it is JSON whitespace), without the
-    byte-order mark that Windows editors and PowerShell put before the first."""
-    return text.removeprefix("\ufeff").split("\n")
+    byte-order mark that Windows editors and PowerShell put first (and `cat` of such files
+    at the start of a later line)."""
+    return [line.removeprefix("\ufeff") for line in text.split("\n")]
 
 
 def refuse_database_target(out: Path, database: Path | None) -> None:

@@ -111,7 +111,8 @@ def test_any_record_text_is_drawn_as_data_with_no_raw_control_sequence(before, c
     assert all(ch in "\n\t" for ch in shown(control) if ch in _CONTROLS)
 
 
-_MARKUP_LIKE = st.text(st.sampled_from("\\[]/#@=ab x:"), max_size=16)  # markup and emoji codes
+# markup, emoji codes and template variables
+_MARKUP_LIKE = st.text(st.sampled_from("\\[]/#@=ab x:${}"), max_size=16)
 
 
 @settings(max_examples=600, deadline=None)

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from memory.text import shown
+from widgets.pane_log import filled
 
 if TYPE_CHECKING:
     from agent import events as ev
@@ -21,14 +20,8 @@ BAR_WIDTH = 10
 
 
 def score_bar(score: float) -> str:
-    filled = round(min(max(score, 0.0), 1.0) * BAR_WIDTH)
-    return f"[$success]{'█' * filled}[/][dim]{'░' * (BAR_WIDTH - filled)}[/]"
-
-
-def filled(template: str, **data: str) -> Content:
-    """`template`'s markup with `data` put in as text, shown: no data reads as markup (escaping
-    cannot say `[x` before a closing tag, or a trailing backslash)."""
-    return Content.from_markup(template, **{name: shown(text) for name, text in data.items()})
+    full = round(min(max(score, 0.0), 1.0) * BAR_WIDTH)
+    return f"[$success]{'█' * full}[/][dim]{'░' * (BAR_WIDTH - full)}[/]"
 
 
 class MatchesLog(OptionList):

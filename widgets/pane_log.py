@@ -22,6 +22,7 @@ from rich.text import Text
 from rich.theme import Theme
 from textual import events
 from textual.color import Color, ColorParseError
+from textual.content import Content
 
 from memory.text import shown
 
@@ -53,6 +54,12 @@ def _style(value: str) -> Style:
         return Style(color=Color.parse(value).rich_color)
     except ColorParseError:
         return Style()
+
+
+def filled(template: str, **data: str) -> Content:
+    """`template`'s markup with `data` put in as text, shown: no data reads as markup (escaping
+    cannot say `[x` before a closing tag, or a trailing backslash)."""
+    return Content.from_markup(template, **{name: shown(text) for name, text in data.items()})
 
 
 def as_text(line: str | Text) -> Text:

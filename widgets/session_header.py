@@ -6,7 +6,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from memory.text import mask_url_passwords, shown
+from memory.text import mask_url_passwords
+from widgets.pane_log import filled
 
 
 def fit_figures(figures: tuple[str, ...], width: int) -> str:
@@ -57,7 +58,4 @@ class SessionHeader(Static):
             "memory": self.memory_url,
             "status": status,
         }
-        # data goes in as text, never read as markup
-        return Content.from_markup(
-            template, **{name: mask_url_passwords(shown(text)) for name, text in data.items()}
-        )
+        return filled(template, **{name: mask_url_passwords(text) for name, text in data.items()})

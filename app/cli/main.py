@@ -269,7 +269,10 @@ def mcp_flags(mcp: argparse.ArgumentParser) -> None:
 
 
 def doctor_flags(doctor: argparse.ArgumentParser) -> None:
-    doctor.description = "One line per check; exit 2 when one fails."
+    doctor.description = (
+        "One line per check, and without --workspace a last line naming the project's checks "
+        "left out; exit 2 when one fails."
+    )
     add_session_options(doctor)
     doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
 

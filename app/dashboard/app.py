@@ -270,7 +270,13 @@ class AstraApp(App[int]):
         """A screenshot (the palette's), saved in the data dir's screenshots folder: Textual's
         default, the user's Downloads folder, is missing on many servers, and it failed there."""
         folder = Path(path) if path else self.sessions.settings.data_dir / "screenshots"
-        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.notify(
+                f"cannot save a screenshot in {folder}: {exc.strerror or exc}", severity="error"
+            )
+            return None
         return super().deliver_screenshot(filename, str(folder), time_format)
 
     def action_stop_session(self) -> None:

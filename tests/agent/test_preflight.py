@@ -160,7 +160,7 @@ async def test_a_passing_test_command_says_there_is_nothing_to_fix_yet(tmp_path:
     assert check.ok and check.detail.endswith("(green: nothing to fix yet)")
 
 
-async def test_a_test_command_that_runs_no_tests_fails(tmp_path: Path):
+async def test_a_test_command_that_collects_no_tests_fails(tmp_path: Path):
     """pytest in a folder without tests exits 5, which reads as red; but no edit can turn
     it green by fixing something, so no session should start from it."""
     project = script_project(tmp_path / "p", 'echo "no tests ran in 0.01s"; exit 5')
@@ -172,6 +172,16 @@ async def test_a_test_command_that_runs_no_tests_fails(tmp_path: Path):
         "./check.sh (flag): ran no tests (exit code 5, 0 passed, 0 failed); "
         "a session starts from a failing one"
     )
+
+
+async def test_a_suite_that_fails_to_load_counts_no_tests_but_is_red(tmp_path: Path):
+    """jest's suite with an import error: 0 tests counted, exit 1. A fix can turn it green."""
+    report = "Test Suites: 1 failed, 1 total\nTests:       0 total"
+    project = script_project(tmp_path / "p", f'printf "{report}\\n"; exit 1')
+
+    check = await check_test_command(project, "./check.sh", base_env=BASE_ENV, timeout_s=10)
+
+    assert check.ok and check.detail.endswith("(red: a session starts here)"), check.detail
 
 
 async def test_the_test_command_runs_in_the_session_folder_when_given(tmp_path: Path):

@@ -93,7 +93,12 @@ def on_screen(widget: Widget) -> list[str]:
 
 def option_texts(matches: MatchesLog) -> list[str]:
     """The plain text of each entry the matches pane lists."""
-    return [Content.from_markup(str(option.prompt)).plain for option in matches.options]
+    return [
+        prompt.plain
+        if isinstance(prompt := option.prompt, Content)
+        else Content.from_markup(prompt).plain
+        for option in matches.options
+    ]
 
 
 def posted_events(messages: list[Message]) -> dict[str, list[ev.Event]]:

@@ -1,6 +1,7 @@
 """`astra-memory doctor`: the checks every session runs before its first request, printed.
 
-One line per check; exit 2 when one fails, as a session would stop (app/sessions/builder.py).
+One line per check (and, without a workspace, one naming the checks left out); exit 2 when
+one fails, as a session would stop (app/sessions/builder.py).
 The test command runs where a session's would: in a worktree (or copy) of the workspace,
 made for the check and removed after it, so that what the checkout has and a worktree lacks
 shows here, not after a paid request.

@@ -9,6 +9,7 @@ one short function per `memory` action, kept together so the command reads in on
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
@@ -27,6 +28,19 @@ from memory.text import as_markup, counts_text
 
 console = make_console()
 err_console = make_console(stderr=True)
+
+# an export path that names no writable file: the user's to change (exit 2), unlike a full disk
+BAD_PATH = frozenset(
+    (
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENAMETOOLONG,
+    )
+)
 
 
 async def memory(args: argparse.Namespace, settings: Settings) -> int:
@@ -329,7 +343,9 @@ async def memory_export(args: argparse.Namespace, settings: Settings, store: Mem
         try:
             count = await export_to_file(store, Path(args.out), args.scope)
         except OSError as exc:  # a bad path, as import's unreadable file is: a usage error
-            raise CommandError(f"cannot write {args.out}: {exc.strerror or exc}", 2) from exc
+            if exc.errno not in BAD_PATH:
+                raise
+            raise CommandError(f"cannot write {args.out}: {exc.strerror}", 2) from exc
     else:
         count = 0
         async for line in export_lines(store, scope=args.scope):
