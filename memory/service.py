@@ -8,10 +8,11 @@ operator can see the exact record before it is written.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from memory.embedding.embedder import Embedder
@@ -55,6 +56,11 @@ _ID_NAMESPACE = uuid.NAMESPACE_URL
 
 def required_text(value: object, name: str, limit: int) -> str:
     """A stripped, non-empty, size-limited, redacted string, or a clear validation error."""
+    return redact_secrets(checked_text(value, name, limit))
+
+
+def checked_text(value: object, name: str, limit: int) -> str:
+    """A stripped, non-empty, size-limited string, or a clear validation error."""
     if not isinstance(value, str):
         raise MemoryValidationError(f"{name} must be a string, got {type(value).__name__}")
     text = value.strip()
@@ -62,7 +68,7 @@ def required_text(value: object, name: str, limit: int) -> str:
         raise MemoryValidationError(f"{name} must not be empty")
     if len(text) > limit:
         raise MemoryValidationError(f"{name} is {len(text)} characters; the limit is {limit}")
-    return redact_secrets(text)
+    return text
 
 
 def clean_paths(file_paths: object) -> tuple[str, ...]:
@@ -162,14 +168,26 @@ class MemoryService:
             raise MemoryValidationError(f"min_relevance must be one of {', '.join(LABELS)}")
         self.store = store
         self.embedder = embedder
-        self.session_id = required_text(session_id, "session_id", 200)
-        self.scope = required_text(scope, "scope", 200)
+        # redacted when first used (`scope`, `session_id`): a search need not pay for
+        # detect-secrets' import, about 0.1 s of a cold `memory search` (`find`)
+        self._given_session_id = checked_text(session_id, "session_id", 200)
+        self._given_scope = checked_text(scope, "scope", 200)
         self.min_score = min_score
         self.min_relevance = min_relevance
         self.stale_after = stale_after
         self.clock = clock
         self.last_query = ""
         self._confirmed: dict[str, TestEvidence | None] = {}
+
+    @functools.cached_property
+    def session_id(self) -> str:
+        """The session's id as audits and records carry it: redacted."""
+        return redact_secrets(self._given_session_id)
+
+    @functools.cached_property
+    def scope(self) -> str:
+        """The scope as records carry it: redacted."""
+        return redact_secrets(self._given_scope)
 
     def confirm_outcome(self, outcome: str, evidence: TestEvidence | None = None) -> None:
         """Record an outcome this run's passing tests produced; only these may be stored."""
@@ -188,21 +206,28 @@ class MemoryService:
         """Search without auditing: the ranking the tool uses, for people and evaluations;
         in `scope` (default: the service's), or in every scope. Possibly stale records go
         below the rest (`ranking.demote_stale`). An empty store ranks nothing, so its
-        search never loads the model (whose first use exports it, seconds)."""
+        search never loads the model (whose first use exports it, seconds).
+
+        The scope is searched as given first: every stored scope was redacted, and redacting
+        changes nothing the second time, so a scope that finds records is already its own
+        redaction. Only one that finds none is redacted and, if that changed it, searched
+        again."""
         if not await self.store.count():
             return []
         text = with_signature(focus(query))
-        results = await self.store.search(
-            SearchRequest(
-                await self.embedder.embed(text),
-                text,
-                scope=None if all_scopes else scope or self.scope,
-                error_type=error_type,
-                top_k=top_k,
-                min_score=self.min_score if min_score is None else min_score,
-                now=self.clock(),
-            )
+        request = SearchRequest(
+            await self.embedder.embed(text),
+            text,
+            scope=None if all_scopes else scope or self._given_scope,
+            error_type=error_type,
+            top_k=top_k,
+            min_score=self.min_score if min_score is None else min_score,
+            now=self.clock(),
         )
+        results = await self.store.search(request)
+        stored = redact_secrets(request.scope) if not results and request.scope else None
+        if stored is not None and stored != request.scope:
+            results = await self.store.search(replace(request, scope=stored))
         if not results:
             return results
         stats = await self.store.delivery_stats([r.record.memory_id for r in results])

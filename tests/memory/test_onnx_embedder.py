@@ -34,7 +34,11 @@ CORPORA = [
 HEAVY = ("torch", "sentence_transformers")
 # What one other action alone needs (eval, import and export, progress bars, show's diffs):
 # a cold `memory search` must not pay for it.
-NOT_FOR_SEARCH = ("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax")
+# detect-secrets: a search in a scope that holds records redacts nothing (MemoryService.find)
+NOT_FOR_SEARCH = (
+    *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax"),
+    "detect_secrets",
+)
 
 pytestmark = pytest.mark.real_model
 
