@@ -719,9 +719,9 @@ def _decoded(token: str) -> str:
 
 
 def sanitize_record(record: MemoryRecord) -> MemoryRecord:
-    """The record with secrets redacted from every text field (its evidence too), terminal
-    codes dropped from the test output it keeps, and its instruction flags computed from
-    what remains."""
+    """The record with secrets redacted from every text field (its evidence, scope and session
+    id too), terminal codes dropped from the test output it keeps, and its instruction flags
+    computed from what remains."""
     texts = {
         name: redact_secrets(getattr(record, name))
         for name in ("fix_description", "error_type", "outcome", "symptom", "diff")
@@ -731,6 +731,9 @@ def sanitize_record(record: MemoryRecord) -> MemoryRecord:
     return record.model_copy(
         update={
             **texts,
+            # an imported line's own: a search relies on every stored scope being redacted
+            "scope": redact_secrets(record.scope),
+            "session_id": redact_secrets(record.session_id),
             "file_paths": paths,
             "evidence": _redacted_evidence(record.evidence),
             "flags": instruction_flags(*texts.values(), *paths),

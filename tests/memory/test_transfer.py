@@ -145,6 +145,17 @@ async def test_an_imported_full_line_needs_no_evidence(service):
     assert parse_import([line], default_scope="alpha", now=NOW)[0].provenance == "imported"
 
 
+async def test_a_full_line_s_scope_and_session_id_are_stored_redacted(service):
+    """A full line's scope and session id were checked but kept as written: a key in them
+    reached the store (and a search's scope would miss it: find relies on stored scopes
+    being redacted)."""
+    key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
+    record = service.prepare_fix("Strip whitespace.", "AssertionError", ["a.py"], PASSING)
+    line = full_line(record, scope=f"team-{key}", session_id=f"s-{key}")
+    [imported] = parse_import([line], default_scope="alpha", now=NOW)
+    assert (imported.scope, imported.session_id) == ("team-[REDACTED]", "s-[REDACTED]")
+
+
 _JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner),
