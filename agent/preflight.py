@@ -147,10 +147,9 @@ async def check_test_command(
 ) -> Check:
     """The test command resolves, is found, and runs to an end within the timeout (pass or
     fail: a failing run is what a session starts from; one that collected no tests is not).
-    It runs in `run_in`, the session's
-    folder, when given, so that the user's own is not touched; through the session's own
-    `tools` when they run the same command there, which offer the run to the session's
-    first run_tests (taken if no file changed in between)."""
+    It runs in `run_in`, the session's folder, when given, so that the user's own is not
+    touched; through the session's own `tools` when they run the same command there, which
+    offer the run to the session's first run_tests (taken if no file changed in between)."""
     try:
         command = resolve_test_command(workspace, explicit)
     except TestCommandError as error:

@@ -731,7 +731,7 @@ def sanitize_record(record: MemoryRecord) -> MemoryRecord:
     return record.model_copy(
         update={
             **texts,
-            # an imported line's own: a search relies on every stored scope being redacted
+            # a full import line's own; `MemoryService.find` relies on stored scopes redacted
             "scope": redact_secrets(record.scope),
             "session_id": redact_secrets(record.session_id),
             "file_paths": paths,

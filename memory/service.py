@@ -168,8 +168,8 @@ class MemoryService:
             raise MemoryValidationError(f"min_relevance must be one of {', '.join(LABELS)}")
         self.store = store
         self.embedder = embedder
-        # redacted when first used (`scope`, `session_id`): a search need not pay for
-        # detect-secrets' import, about 0.1 s of a cold `memory search` (`find`)
+        # redacted when first used (`scope`, `session_id`), so that a search need not import
+        # detect-secrets (`find`; docs/benchmarks.md)
         self._given_session_id = checked_text(session_id, "session_id", 200)
         self._given_scope = checked_text(scope, "scope", 200)
         self.min_score = min_score
