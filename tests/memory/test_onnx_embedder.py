@@ -36,7 +36,7 @@ HEAVY = ("torch", "sentence_transformers")
 # a cold `memory search` must not pay for it.
 # detect-secrets: a search in a scope that holds records redacts nothing (MemoryService.find)
 NOT_FOR_SEARCH = (
-    *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax"),
+    *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax", "rich.table"),
     "detect_secrets",
 )
 

@@ -1,8 +1,8 @@
 """`astra-memory memory ...`: browse, search, audit, prune and move the memory from the shell.
 
 Actions that only read or delete never load the embedding model; search, import and eval
-do, once. What only one action needs (evaluation, transfer, progress bars, diff syntax) is
-imported in that action, so a cold `memory search` pays for none of it. Over 400 lines:
+do, once. What only one action needs (evaluation, transfer, progress bars, tables, diff
+syntax) is imported in that action, so a cold `memory search` pays for none of it. Over 400 lines:
 one short function per `memory` action, kept together so the command reads in one place.
 """
 
@@ -13,8 +13,6 @@ import errno
 import json
 import sys
 from pathlib import Path
-
-from rich.table import Table
 
 from app.config.settings import Settings
 from app.console import make_console
@@ -189,6 +187,8 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
 def _print_fields(rows: list[tuple[str, str]]) -> None:
     """Name and value side by side: a grid on a terminal (long values wrap under their
     column); piped, one whole line each, without the spaces a grid pads its lines with."""
+    from rich.table import Table
+
     table = Table.grid(padding=(0, 2))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
@@ -328,6 +328,8 @@ async def memory_stats(args: argparse.Namespace, settings: Settings, store: Memo
         f"records: {stats.records} · imported: {stats.imported} · flagged: {stats.flagged} · "
         f"expired: {stats.expired} · deliveries: {stats.deliveries}"
     )
+    from rich.table import Table
+
     for title, counts in (("scope", stats.by_scope), ("error type", stats.by_error_type)):
         table = Table(title, "records")
         for name, count in sorted(counts.items(), key=lambda item: -item[1]):
