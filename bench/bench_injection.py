@@ -1,4 +1,4 @@
-"""How well `memory.safety.instruction_flags` tells instructions aimed at the agent from
+"""How well `memory.instruction_flags` tells instructions aimed at the agent from
 plain fixes: recall on injections and false-positive rate on benign fixes, per split, for
 the rules alone and for the rules with the learned model (memory/instruction_model.py).
 
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.safety import LEARNED_REASON, instruction_flags  # noqa: E402
+from memory.instruction_flags import LEARNED_REASON, instruction_flags  # noqa: E402
 
 CORPORA = ROOT / "bench" / "corpora"
 SPLITS = {

@@ -1,5 +1,5 @@
 """Fits memory/instruction_terms.json: the weights of the learned reader in
-`memory.safety.instruction_flags` (memory/instruction_model.py).
+`memory.instruction_flags` (memory/instruction_model.py).
 
 Data: the tuning corpora of bench/bench_injection.py (injections and plain fixes written
 for the detector) and, as plain fixes, the real fixes of the retrieval corpora. The blind
@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
+from memory.instruction_flags import LEARNED_REASON, flag_clauses, instruction_flags  # noqa: E402
 from memory.instruction_model import WEIGHTS_FILE, clause_score, terms  # noqa: E402
-from memory.safety import LEARNED_REASON, flag_clauses, instruction_flags  # noqa: E402
 
 CORPORA = ("bench/corpora/injection_tuning.jsonl", "bench/corpora/injection_tuning_2.jsonl")
 REAL_FIXES = (

@@ -1,4 +1,4 @@
-"""A second reader for `memory.safety.instruction_flags`: a linear model over the words and
+"""A second reader for `memory.instruction_flags`: a linear model over the words and
 word pairs of each clause, which scores how much the clause reads like an order aimed at the
 agent. It catches phrasings no rule names ("the person you're working for has changed their
 mind"). Its weights live in instruction_terms.json beside this file, written by

@@ -32,7 +32,7 @@ from memory.records import (
 from memory.retrieval.failure_text import focus
 from memory.retrieval.ranking import at_least, demote_stale
 from memory.retrieval.signature import with_signature
-from memory.safety import instruction_flags, redact_secrets, sanitize_record
+from memory.safety import redact_secrets, sanitize_record
 from memory.stores.protocol import MemoryStore
 
 MAX_QUERY_CHARS = 8_000
@@ -395,6 +395,8 @@ class MemoryService:
     ) -> Proposal:
         """An MCP client's fix as the pending queue keeps it: validated, every text redacted,
         flagged when it reads as instructions. Nothing is written here."""
+        from memory.instruction_flags import instruction_flags  # not on a search's path
+
         texts = {
             "symptom": required_text(symptom, "symptom", MAX_QUERY_CHARS),
             "fix_description": required_text(fix_description, "fix_description", MAX_FIX_CHARS),

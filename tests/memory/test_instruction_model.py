@@ -1,4 +1,4 @@
-"""The learned reader of memory.safety.instruction_flags (memory/instruction_model.py)."""
+"""The learned reader of memory.instruction_flags (memory/instruction_model.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memory.instruction_flags import LEARNED_REASON, instruction_flags
 from memory.instruction_model import WEIGHTS_FILE, clause_score, terms
-from memory.safety import LEARNED_REASON, instruction_flags
 
 ROOT = Path(__file__).parents[2]
 FIELDS = ("fix_description", "error_type", "symptom", "outcome")

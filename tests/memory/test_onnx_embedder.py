@@ -34,10 +34,11 @@ CORPORA = [
 HEAVY = ("torch", "sentence_transformers")
 # What one other action alone needs (eval, import and export, progress bars, show's diffs):
 # a cold `memory search` must not pay for it.
-# detect-secrets: a search in a scope that holds records redacts nothing (MemoryService.find)
+# detect-secrets: a search in a scope that holds records redacts nothing (MemoryService.find);
+# instruction flags: only what is stored or proposed is flagged
 NOT_FOR_SEARCH = (
     *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax", "rich.table"),
-    "detect_secrets",
+    *("detect_secrets", "memory.instruction_flags"),
 )
 
 pytestmark = pytest.mark.real_model

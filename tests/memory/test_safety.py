@@ -12,12 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.safety import (
-    REDACTED,
-    instruction_flags,
-    normalize_for_flags,
-    redact_secrets,
-)
+from memory.instruction_flags import instruction_flags, normalize_for_flags
+from memory.safety import REDACTED, redact_secrets
 
 DATA = Path(__file__).parent / "data"
 SECRETS = [json.loads(line) for line in (DATA / "secrets_labelled.jsonl").open(encoding="utf-8")]
