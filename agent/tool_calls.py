@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from agent import events as ev
@@ -263,7 +264,7 @@ class SessionTools:
         assert run is not None and failing is not None  # red before green: both ran
         passing = self.evidence(run)
         self.memory.confirm_outcome(
-            arguments.outcome, passing.model_copy(update={"failing": self.evidence(failing)})
+            arguments.outcome, replace(passing, failing=self.evidence(failing))
         )
         diff = await asyncio.to_thread(self.git_diff)
         record = self.memory.prepare_fix(
@@ -278,7 +279,7 @@ class SessionTools:
         duplicate = self.memory.duplicate_of(record, nearest)
         self.emit(
             ev.StoreProposed(
-                record=record.model_dump(mode="json"),
+                record=record.to_dict(),
                 nearest=[match_brief(r) for r in nearest],
                 duplicate_of=duplicate.memory_id if duplicate else None,
             )

@@ -2,7 +2,7 @@
 
 1. Cold `astra-memory memory search QUERY` on a 1k-record store, fresh processes,
    interleaved: ASTRA_EMBEDDER=onnx, =torch, and `python -c "import numpy"`. Targets:
-   onnx <= 0.2x torch and <= 6x numpy.
+   onnx <= 0.2x torch and <= 6x numpy (issue 26's: <= 4x numpy).
 2. In one process: query embedding p50 (each eval query alone) and a batch of 256
    record texts, onnx vs torch. Targets: p50 no slower, batch <= 1.2x.
 3. `demo --headless` against "today's" (the code as issue 12 was filed, commit f160c29,
@@ -13,7 +13,7 @@
    first query's vector. Target: within 2 s of launch.
 --sweep also times onnxruntime's session options (threads x graph optimisation).
 
-    .venv/bin/python bench/bench_embedder.py [--runs 3] [--sweep | --demo-only]
+    .venv/bin/python bench/bench_embedder.py [--runs 3] [--sweep | --demo-only | --cold-only]
 
 Run it with another venv's python (one without the dev extras, say) to time the demo as
 an installed copy runs it: each test run loads that interpreter's pytest plugins.
@@ -217,6 +217,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sweep", action="store_true", help="only the session-options sweep")
     parser.add_argument("--demo-only", action="store_true", help="only the demo's step")
+    parser.add_argument("--cold-only", action="store_true", help="only the cold search's step")
     args = parser.parse_args()
     print(json.dumps({"load_average_at_start": os.getloadavg()}), flush=True)
     with tempfile.TemporaryDirectory() as name:
@@ -236,24 +237,38 @@ def main() -> None:
             return
         figures = {"cold_search": cold_search(data_dir, args.runs)}
         print(json.dumps(figures["cold_search"]), flush=True)
-        figures["embedding"] = embedding_speed(data_dir)
-        print(json.dumps(figures["embedding"]), flush=True)
-        figures["dashboard_model"] = dashboard_model(data_dir)
-        print(json.dumps(figures["dashboard_model"]), flush=True)
-        figures["demo"] = demo(data_dir, args.runs)
-        print(json.dumps(figures["demo"]), flush=True)
+        if not args.cold_only:
+            figures["embedding"] = embedding_speed(data_dir)
+            print(json.dumps(figures["embedding"]), flush=True)
+            figures["dashboard_model"] = dashboard_model(data_dir)
+            print(json.dumps(figures["dashboard_model"]), flush=True)
+            figures["demo"] = demo(data_dir, args.runs)
+            print(json.dumps(figures["demo"]), flush=True)
     print(json.dumps({"load_average_at_end": os.getloadavg()}), flush=True)
-    cold, embedding = figures["cold_search"], figures["embedding"]
-    checks = [
+    for label, met in checks(figures):
+        print(f"{'met   ' if met else 'MISSED'} {label}")
+
+
+def checks(figures: dict) -> list[tuple[str, bool]]:
+    """Each target of the figures measured, and whether it was met."""
+    cold = figures["cold_search"]
+    met = [
         ("cold search <= 0.2x torch", cold["onnx_vs_torch"] <= 0.2),
         ("cold search <= 6x import numpy", cold["onnx_vs_numpy"] <= 6),
-        ("query p50 no slower than torch", embedding["query_p50_ratio"] <= 1.0),
-        ("batch of 256 <= 1.2x torch", embedding["batch256_ratio"] <= 1.2),
-        (f"demo --headless <= 0.6x {BASELINE}", figures["demo"]["onnx_vs_baseline"] <= 0.6),
-        ("dashboard model answers within 2 s", figures["dashboard_model"]["first_query_s"] <= 2),
+        ("cold search <= 4x import numpy (issue 26)", cold["onnx_vs_numpy"] <= 4),
     ]
-    for label, met in checks:
-        print(f"{'met   ' if met else 'MISSED'} {label}")
+    if "embedding" in figures:
+        embedding = figures["embedding"]
+        met += [
+            ("query p50 no slower than torch", embedding["query_p50_ratio"] <= 1.0),
+            ("batch of 256 <= 1.2x torch", embedding["batch256_ratio"] <= 1.2),
+            (f"demo --headless <= 0.6x {BASELINE}", figures["demo"]["onnx_vs_baseline"] <= 0.6),
+            (
+                "dashboard model answers within 2 s",
+                figures["dashboard_model"]["first_query_s"] <= 2,
+            ),
+        ]
+    return met
 
 
 if __name__ == "__main__":

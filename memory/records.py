@@ -1,6 +1,7 @@
 """Data types of the codebase memory: what a confirmed fix looks like at rest and in a search.
 
-Widgets import these for display, so this module depends on pydantic alone.
+Widgets import these for display, so this module depends on nothing outside memory/: each
+type checks its fields as it is made (memory.checked).
 """
 
 from __future__ import annotations
@@ -9,8 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
+from memory.checked import Checked, FieldError
 from memory.retrieval.failure_text import focus
 from memory.retrieval.signature import failure_signature
 
@@ -29,18 +29,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _require_aware(value: datetime | None) -> datetime | None:
-    if value is not None and (value.tzinfo is None or value.utcoffset() is None):
-        raise ValueError("timestamp must include a timezone")
-    return value
-
-
-class TestEvidence(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class TestEvidence(Checked):
     """The passing test run that confirmed a fix, with the failing run this session saw
     before its first edit (`failing`; absent from records stored before red-before-green)."""
 
     __test__ = False  # not a pytest test class
-    model_config = ConfigDict(frozen=True)
 
     command: str
     exit_code: int
@@ -51,28 +45,21 @@ class TestEvidence(BaseModel):
     failing: TestEvidence | None = None
 
 
-class Confirmation(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Confirmation(Checked):
     """A later session whose tests confirmed the same fix again ("confirm again"): kept on
     the record instead of a second, near-identical record."""
-
-    model_config = ConfigDict(frozen=True)
 
     session_id: str
     confirmed_at: datetime
     evidence: TestEvidence | None = None
     symptom: str = ""
 
-    @field_validator("confirmed_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime | None:
-        return _require_aware(value)
 
-
-class MemoryRecord(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class MemoryRecord(Checked):
     """One confirmed (or imported) fix, with the proof and the failure it answered, and each
     later confirmation of it. Records stored before confirmations existed load with none."""
-
-    model_config = ConfigDict(frozen=True)
 
     memory_id: str
     scope: str = "default"
@@ -94,11 +81,6 @@ class MemoryRecord(BaseModel):
     # Sessions ended red after receiving this record that the operator has already looked
     # at and cleared ("unstale"): only red sessions beyond these count toward staleness.
     stale_cleared_red: int = 0
-
-    @field_validator("timestamp", "expires_at")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return _require_aware(value)
 
     @property
     def short_id(self) -> str:
@@ -129,26 +111,29 @@ class MemoryRecord(BaseModel):
         return "\n".join(part for part in parts if part)
 
 
-class MemorySearchResult(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class MemorySearchResult(Checked):
     """A record returned by a search. `rank` is its place in the fused ranking the search
     used; `score` is its cosine similarity to the query; `vector_rank` and `keyword_rank`
     are its places in each ranking (None: not among that ranking's candidates)."""
 
-    model_config = ConfigDict(frozen=True)
-
     record: MemoryRecord
     score: float
-    rank: int = Field(ge=1)
+    rank: int
     vector_rank: int | None = None
     keyword_rank: int | None = None
     label: Label = "possible"
     stale: bool = False  # possibly stale: it reached sessions that then ended red
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.rank < 1:
+            raise FieldError("rank", "should be at least 1")
 
-class DeliveryStats(BaseModel):
+
+@dataclass(frozen=True, kw_only=True)
+class DeliveryStats(Checked):
     """How often a record reached a session, and how those sessions ended."""
-
-    model_config = ConfigDict(frozen=True)
 
     delivered: int = 0
     sessions_ended: int = 0
@@ -173,7 +158,8 @@ def possibly_stale(record: MemoryRecord, stats: DeliveryStats | None, after: int
     return stats is not None and stats.sessions_red - record.stale_cleared_red >= after
 
 
-class StoreStats(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class StoreStats(Checked):
     """Counts for `memory stats`."""
 
     records: int
@@ -188,11 +174,10 @@ class StoreStats(BaseModel):
 ProposalStatus = Literal["pending", "confirmed", "rejected"]
 
 
-class Proposal(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Proposal(Checked):
     """A fix an MCP client proposed (`propose_fix`), redacted and flagged: never a record
     until the operator confirms it (`memory confirm`). Its tests ran on the client's side."""
-
-    model_config = ConfigDict(frozen=True)
 
     proposal_id: str
     scope: str
@@ -209,11 +194,6 @@ class Proposal(BaseModel):
     status: ProposalStatus = "pending"
     memory_id: str | None = None  # the record a confirmation wrote (or confirmed again)
     decided_at: datetime | None = None
-
-    @field_validator("proposed_at", "decided_at")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        return _require_aware(value)
 
     @property
     def short_id(self) -> str:

@@ -16,6 +16,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory.records import MemoryRecord, TestEvidence
@@ -199,28 +200,26 @@ def sanitize_record(record: MemoryRecord) -> MemoryRecord:
     }
     texts["symptom"] = without_terminal_codes(texts["symptom"])
     paths = tuple(redact_secrets(path) for path in record.file_paths)
-    return record.model_copy(
-        update={
-            **texts,
-            # a full import line's own; `MemoryService.find` relies on stored scopes redacted
-            "scope": redact_secrets(record.scope),
-            "session_id": redact_secrets(record.session_id),
-            "file_paths": paths,
-            "evidence": _redacted_evidence(record.evidence),
-            "flags": instruction_flags(*texts.values(), *paths),
-        }
+    return replace(
+        record,
+        **texts,
+        # a full import line's own; `MemoryService.find` relies on stored scopes redacted
+        scope=redact_secrets(record.scope),
+        session_id=redact_secrets(record.session_id),
+        file_paths=paths,
+        evidence=_redacted_evidence(record.evidence),
+        flags=instruction_flags(*texts.values(), *paths),
     )
 
 
 def _redacted_evidence(evidence: TestEvidence | None) -> TestEvidence | None:
     if evidence is None:
         return None
-    return evidence.model_copy(
-        update={
-            "command": redact_secrets(evidence.command),
-            "output_excerpt": without_terminal_codes(redact_secrets(evidence.output_excerpt)),
-            "failing": _redacted_evidence(evidence.failing),
-        }
+    return replace(
+        evidence,
+        command=redact_secrets(evidence.command),
+        output_excerpt=without_terminal_codes(redact_secrets(evidence.output_excerpt)),
+        failing=_redacted_evidence(evidence.failing),
     )
 
 

@@ -345,7 +345,7 @@ class MemoryService:
             )
         )
         others = [r for r in results if r.record.memory_id != record.memory_id][:top_k]
-        return [r.model_copy(update={"rank": rank}) for rank, r in enumerate(others, start=1)]
+        return [replace(r, rank=rank) for rank, r in enumerate(others, start=1)]
 
     @staticmethod
     def duplicate_of(
@@ -375,9 +375,7 @@ class MemoryService:
             evidence=record.evidence,
             symptom=record.symptom,
         )
-        updated = current.model_copy(
-            update={"confirmations": (*current.confirmations, confirmation)}
-        )
+        updated = replace(current, confirmations=(*current.confirmations, confirmation))
         await rewrite(self.store, updated)
         return updated
 
@@ -467,7 +465,7 @@ async def clear_stale(store: MemoryStore, record: MemoryRecord) -> MemoryRecord:
     """The operator's "not stale": the red sessions seen so far no longer count; later ones
     do. Written with the record's stored vector in one transaction."""
     stats = (await store.delivery_stats([record.memory_id]))[record.memory_id]
-    cleared = record.model_copy(update={"stale_cleared_red": stats.sessions_red})
+    cleared = replace(record, stale_cleared_red=stats.sessions_red)
     await rewrite(store, cleared)
     return cleared
 

@@ -21,12 +21,11 @@ import os
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-from pydantic import ValidationError
 
 from memory.embedding.embedder import Embedder
 from memory.errors import MemoryValidationError
@@ -57,7 +56,7 @@ SIDECAR_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 async def export_lines(store: MemoryStore, scope: str | None = None) -> AsyncIterator[str]:
     for record in reversed(await store.list_records(scope=scope)):
-        yield record.model_dump_json()
+        yield record.to_json()
 
 
 def split_lines(text: str) -> list[str]:
@@ -153,7 +152,7 @@ def check_evidence(evidence: TestEvidence | None) -> TestEvidence:
 
 def _full_record(data: dict[str, object]) -> MemoryRecord:
     """A full-format line, held to the limits and the evidence rule of a live store."""
-    record = MemoryRecord.model_validate(data)
+    record = MemoryRecord.from_dict(data)
     required_text(record.scope, "scope", MAX_SCOPE_CHARS)
     required_text(record.fix_description, "fix_description", MAX_FIX_CHARS)
     required_text(record.error_type, "error_type", MAX_ERROR_TYPE_CHARS)
@@ -246,10 +245,6 @@ def parse_import(lines: Iterable[str], *, default_scope: str, now: datetime) -> 
                 record = _full_record(data)
             else:
                 record = _minimal_record(data, default_scope, now)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(str(part) for part in problem["loc"])
-            raise MemoryValidationError(f"line {number}: {where}: {problem['msg']}") from exc
         except MemoryValidationError as exc:
             raise MemoryValidationError(f"line {number}: {exc}") from exc
         records[record.memory_id] = record
@@ -281,8 +276,8 @@ async def import_records(
             result.conflicts.append(record.memory_id)
         else:  # red sessions cleared count this store's deliveries, which no line carries
             cleared = existing.stale_cleared_red if existing is not None else 0
-            kept.append(record.model_copy(update={"stale_cleared_red": cleared}))
-    records = [r.model_copy(update={"embedding_model": embedder.model_name}) for r in kept]
+            kept.append(replace(record, stale_cleared_red=cleared))
+    records = [replace(r, embedding_model=embedder.model_name) for r in kept]
     vectors: list[np.ndarray] = []
     for start in range(0, len(records), EMBED_BATCH):
         batch = records[start : start + EMBED_BATCH]
@@ -317,8 +312,7 @@ async def migrate(
         for record, vector in zip(stale, fresh, strict=True):
             stored[record.memory_id] = vector
         items = [
-            (r.model_copy(update={"embedding_model": embedder.model_name}), stored[r.memory_id])
-            for r in batch
+            (replace(r, embedding_model=embedder.model_name), stored[r.memory_id]) for r in batch
         ]
         await target.upsert_many(items)
         progress(start + len(batch), len(records))

@@ -46,7 +46,7 @@ async def memory_pending(args: argparse.Namespace, settings: Settings, store: Me
     finally:
         await queue.close()
     if args.json:
-        print(json.dumps([p.model_dump(mode="json") for p in proposals]))
+        print(json.dumps([p.to_dict() for p in proposals]))
         return 0
     if not proposals:
         console.print("No pending proposals.")

@@ -13,6 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from memory.records import LABELS, Label, MemoryRecord, MemorySearchResult
@@ -476,6 +477,6 @@ def demote_stale(
     fresh = [r for r in results if r.record.memory_id not in stale]
     doubtful = [r for r in results if r.record.memory_id in stale]
     return [
-        r.model_copy(update={"rank": rank, "stale": r.record.memory_id in stale})
+        replace(r, rank=rank, stale=r.record.memory_id in stale)
         for rank, r in enumerate([*fresh, *doubtful], start=1)
     ]

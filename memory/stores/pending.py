@@ -10,6 +10,7 @@ beside the ledger and the transcripts, the same schema opened the same way.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,7 +48,7 @@ class PendingQueue(LockedDatabase):
                 proposal.proposal_id,
                 proposal.scope,
                 proposal.proposed_at.isoformat(),
-                proposal.model_dump_json(),
+                proposal.to_json(),
             ),
         )
 
@@ -113,6 +114,4 @@ _COLUMNS = "proposal_json, status, memory_id, decided_at"
 def _proposal(body: str, status: str, memory_id: str | None, decided_at: str | None) -> Proposal:
     """A row as a Proposal: the JSON holds what was proposed, the columns its decision."""
     decided = datetime.fromisoformat(decided_at) if decided_at else None
-    return Proposal.model_validate_json(body).model_copy(
-        update={"status": status, "memory_id": memory_id, "decided_at": decided}
-    )
+    return replace(Proposal.from_json(body), status=status, memory_id=memory_id, decided_at=decided)

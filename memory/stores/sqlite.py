@@ -119,7 +119,7 @@ class SQLiteMemoryStore(LockedDatabase):
             record.error_type,
             " ".join(record.file_paths),
             " ".join(record.signature),
-            record.model_dump_json(),
+            record.to_json(),
             vector_blob(vector),
         )
 

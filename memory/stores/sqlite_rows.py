@@ -34,7 +34,7 @@ def readable_vectors(
 def record_from_json(memory_id: str, body: object) -> MemoryRecord | None:
     """The row's record, or None (with a warning naming it) if its JSON does not parse."""
     try:
-        return MemoryRecord.model_validate_json(body)  # type: ignore[arg-type]
+        return MemoryRecord.from_json(body)  # type: ignore[arg-type]
     except (ValueError, TypeError) as exc:
         skip(memory_id, f"its record_json is unreadable ({type(exc).__name__})")
         return None

@@ -83,7 +83,7 @@ def _point_vector(vector: np.ndarray) -> list[float]:
 
 
 def _payload(record: MemoryRecord) -> dict[str, Any]:
-    payload = record.model_dump(mode="json")
+    payload = record.to_dict()
     payload[ERROR_KEY] = record.error_type.casefold()
     payload[EXPIRES_KEY] = record.expires_at.timestamp() if record.expires_at else NEVER_EXPIRES
     return payload
@@ -91,7 +91,7 @@ def _payload(record: MemoryRecord) -> dict[str, Any]:
 
 def _record(payload: dict[str, Any] | None) -> MemoryRecord:
     fields = {key: value for key, value in (payload or {}).items() if key not in FILTER_KEYS}
-    return MemoryRecord.model_validate(fields)
+    return MemoryRecord.from_dict(fields)
 
 
 def _is_uuid(value: str) -> bool:

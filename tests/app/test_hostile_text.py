@@ -8,6 +8,7 @@ import asyncio
 import json
 import sys
 import unicodedata
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -48,7 +49,7 @@ def hostile_record(memory_id: str = "0badc0de-0000-4000-8000-000000000000") -> M
         session_id=HOSTILE,
         response_id=HOSTILE,
         timestamp=datetime(2026, 1, 2, tzinfo=UTC),
-        evidence=EVIDENCE.model_copy(update={"command": HOSTILE, "output_excerpt": HOSTILE}),
+        evidence=replace(EVIDENCE, command=HOSTILE, output_excerpt=HOSTILE),
         flags=(HOSTILE,),
     )
 
@@ -136,10 +137,8 @@ def test_memory_show_list_and_eval_print_hostile_records_as_data(capsys, tmp_pat
     data.mkdir()
     monkeypatch.setenv("ASTRA_DATA_DIR", str(data))
     monkeypatch.delenv("ASTRA_MEMORY_URL", raising=False)
-    record = hostile_record().model_copy(update={"scope": "default"})
-    twin = hostile_record("0badc0de-0000-4000-8000-000000000001").model_copy(
-        update={"scope": "default"}
-    )
+    record = replace(hostile_record(), scope="default")
+    twin = replace(hostile_record("0badc0de-0000-4000-8000-000000000001"), scope="default")
     for each in (record, twin):
         asyncio.run(put(f"sqlite:///{data / 'memory.sqlite3'}", each))
     queries = tmp_path / "q.jsonl"

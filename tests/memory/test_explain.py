@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from memory.records import MemoryRecord, MemorySearchResult
@@ -55,7 +56,7 @@ def test_the_compact_form_fits_a_pane_row_files_first_then_shapes_then_long_word
     assert len(line) <= COMPACT_WIDTH
     words = explanation("comma whitespace origin list cors", result(3, 1), compact=True)
     assert words == "why: vector #3 · keyword #1 · terms whitespace, origin, comma, list…"
-    loader = RECORD.model_copy(update={"file_paths": ("app/settings_loader.py",)})
+    loader = replace(RECORD, file_paths=("app/settings_loader.py",))
     found = MemorySearchResult(record=loader, score=0.5, rank=1, vector_rank=2, keyword_rank=1)
     shorter = explanation("AssertionError in settings_loader.py: each", found, compact=True)
     # "assertionerror" does not fit after the file: left out, and the shorter word shown
@@ -66,7 +67,7 @@ def test_the_compact_form_fits_a_pane_row_files_first_then_shapes_then_long_word
 
 def test_a_secret_the_record_kept_is_redacted_before_the_line_is_cut():
     token = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"  # a GitHub token's shape: 36 after ghp_
-    leaky = RECORD.model_copy(update={"file_paths": (f"conf/{token}.json",)})
+    leaky = replace(RECORD, file_paths=(f"conf/{token}.json",))
     found = MemorySearchResult(record=leaky, score=0.5, rank=1, vector_rank=1, keyword_rank=1)
     query = f"KeyError reading conf/{token}.json"
     for compact in (False, True):

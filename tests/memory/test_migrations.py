@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -79,7 +80,7 @@ async def test_a_v1_record_loads_unconfirmed_and_can_be_confirmed_again(v1_copy)
         old = await store.get(AUDIT_ID)
         assert old.confirmations == () and old.times_confirmed == 1
         later = MemoryService(store, HashEmbedder(), session_id="later", scope=old.scope)
-        repeat = old.model_copy(update={"session_id": "later", "timestamp": NOW})
+        repeat = replace(old, session_id="later", timestamp=NOW)
         await later.confirm_again(old, repeat)
     finally:
         await store.close()

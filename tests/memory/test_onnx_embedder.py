@@ -35,10 +35,11 @@ HEAVY = ("torch", "sentence_transformers")
 # What one other action alone needs (eval, import and export, progress bars, show's diffs):
 # a cold `memory search` must not pay for it.
 # detect-secrets: a search in a scope that holds records redacts nothing (MemoryService.find);
-# instruction flags: only what is stored or proposed is flagged
+# instruction flags: only what is stored or proposed is flagged; pydantic: the records are
+# dataclasses (memory.checked), as its models cost a cold search about 0.15 s
 NOT_FOR_SEARCH = (
     *("memory.evaluation", "memory.transfer", "rich.progress", "rich.syntax", "rich.table"),
-    *("detect_secrets", "memory.instruction_flags"),
+    *("detect_secrets", "memory.instruction_flags", "pydantic"),
 )
 
 pytestmark = pytest.mark.real_model

@@ -109,7 +109,7 @@ async def test_secret_is_redacted_from_record_embedding_input_and_export(service
         diff=f"-api_key = '{key}'\n+api_key = os.environ['OPENAI_API_KEY']\n",
     )
     record = await store.get(memory_id)
-    assert key not in record.model_dump_json()
+    assert key not in record.to_json()
     assert "[REDACTED]" in record.fix_description and "[REDACTED]" in record.symptom
     assert all(key not in text for text in embedder.calls)
     exported = [line async for line in export_lines(store)]
@@ -130,7 +130,7 @@ async def test_a_scope_and_session_id_holding_a_key_are_stored_redacted_and_stil
     await writer.search_codebase_memory(SYMPTOM, None, 3)  # audited under its session id
 
     record = await store.get(memory_id)
-    assert key not in record.model_dump_json()
+    assert key not in record.to_json()
     assert record.scope == "team-[REDACTED]" and record.session_id == "session-[REDACTED]"
     with sqlite3.connect(db_path) as conn:
         audited = [row[0] for row in conn.execute("SELECT session_id FROM deliveries")]

@@ -129,7 +129,7 @@ async def test_delivery_audit(any_store):
     await any_store.record_deliveries("s2", "resp", found[:1])
     await any_store.mark_session_outcome("s1", True)
     stats = await any_store.delivery_stats([mid("a"), mid("b"), mid("never")])
-    assert stats[mid("a")].model_dump() == {
+    assert stats[mid("a")].to_dict() == {
         "delivered": 2,
         "sessions_ended": 1,
         "sessions_green": 1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -40,7 +41,7 @@ async def test_a_full_disk_says_disk_full_and_loses_nothing(service, store, embe
     pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
     store._conn.execute(f"PRAGMA max_page_count = {pages + 1}")  # a disk with no room left
     big = service.prepare_fix("x " * 1900, "AssertionError", ["app/big.py"], PASSING)
-    big = big.model_copy(update={"diff": "+" * 60_000})
+    big = replace(big, diff="+" * 60_000)
 
     with pytest.raises(MemoryStoreError, match="disk full") as caught:
         await service.commit(big)

@@ -37,7 +37,7 @@ async def stored_fix(service) -> str:
 
 
 def full_line(record, **changes) -> str:
-    return json.dumps({**json.loads(record.model_dump_json()), **changes})
+    return json.dumps({**json.loads(record.to_json()), **changes})
 
 
 @pytest.mark.parametrize("suffix", ["", "-wal", "-shm", "-journal"])
@@ -85,7 +85,7 @@ async def test_a_failed_export_leaves_the_old_file_untouched(db_path, tmp_path):
 async def test_line_separators_inside_a_record_round_trip(service, store, embedder, char):
     record = service.prepare_fix(f"Split on newline{char}only.", "ValueError", ["a.py"], PASSING)
     await service.commit(record)
-    text = "".join(line + "\n" for line in [record.model_dump_json()])
+    text = "".join(line + "\n" for line in [record.to_json()])
 
     parsed = parse_import(split_lines(text), default_scope="alpha", now=NOW)
 
@@ -121,10 +121,10 @@ async def test_a_confirmed_line_may_replace_a_confirmed_record(service, store, e
     ("changes", "message"),
     [
         ({"evidence": None}, "no evidence"),
-        ({"evidence": {**EVIDENCE.model_dump(), "exit_code": 1}}, "not a passing run"),
-        ({"evidence": {**EVIDENCE.model_dump(), "failed": 2}}, "not a passing run"),
-        ({"evidence": {**EVIDENCE.model_dump(), "passed": 0}}, "not a passing run"),
-        ({"evidence": {**EVIDENCE.model_dump(), "command": " "}}, "evidence.command"),
+        ({"evidence": {**EVIDENCE.to_dict(), "exit_code": 1}}, "not a passing run"),
+        ({"evidence": {**EVIDENCE.to_dict(), "failed": 2}}, "not a passing run"),
+        ({"evidence": {**EVIDENCE.to_dict(), "passed": 0}}, "not a passing run"),
+        ({"evidence": {**EVIDENCE.to_dict(), "command": " "}}, "evidence.command"),
         ({"fix_description": "x" * (MAX_FIX_CHARS + 1)}, "fix_description is"),
         ({"file_paths": [f"f{n}.py" for n in range(51)]}, "file_paths has 51"),
         ({"file_paths": []}, "at least one file"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import replace
 
 import grpc
 import numpy as np
@@ -101,7 +102,7 @@ async def test_persistent_failure_stops_after_bounded_retries(standin):
 
 async def test_non_uuid_ids_are_refused_before_sending(standin):
     store = open_store(standin.url)
-    bad = record("x").model_copy(update={"memory_id": "not-a-uuid"})
+    bad = replace(record("x"), memory_id="not-a-uuid")
     with pytest.raises(MemoryStoreError, match="not a UUID"):
         await store.upsert_many([(bad, unit(1))])
     assert await store.get("not-a-uuid") is None

@@ -85,14 +85,7 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
     records = await store.list_records(scope=args.scope, limit=args.limit or None)
     stats = await store.delivery_stats([r.memory_id for r in records])
     if args.json:
-        print(
-            json.dumps(
-                [
-                    {**r.model_dump(mode="json"), "audit": stats[r.memory_id].model_dump()}
-                    for r in records
-                ]
-            )
-        )
+        print(json.dumps([{**r.to_dict(), "audit": stats[r.memory_id].to_dict()} for r in records]))
         return 0
     if not records:
         console.print("No memory records." + (f" (scope {args.scope})" if args.scope else ""))
@@ -124,7 +117,7 @@ async def memory_show(args: argparse.Namespace, settings: Settings, store: Memor
     audit = (await store.delivery_stats([record.memory_id]))[record.memory_id]
     stale = possibly_stale(record, audit, settings.astra_stale_after)
     if args.json:
-        row = {**record.model_dump(mode="json"), "audit": audit.model_dump()}
+        row = {**record.to_dict(), "audit": audit.to_dict()}
         print(json.dumps({**row, "possibly_stale": stale}))
         return 0
     rows = [
@@ -277,7 +270,7 @@ def _search_row(result: MemorySearchResult) -> dict[str, object]:
         "vector_rank": result.vector_rank,
         "keyword_rank": result.keyword_rank,
         "possibly_stale": result.stale,
-        **result.record.model_dump(mode="json"),
+        **result.record.to_dict(),
     }
 
 
@@ -321,7 +314,7 @@ async def memory_unstale(args: argparse.Namespace, settings: Settings, store: Me
 async def memory_stats(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
     stats = await store.stats(utc_now())
     if args.json:
-        print(stats.model_dump_json())
+        print(stats.to_json())
         return 0
     console.print(f"store: {as_markup(store.url)}")
     console.print(
