@@ -72,10 +72,19 @@ def weights_digest(model_path: Path, cache_dir: Path) -> str:
     return digest
 
 
+EXPORT_FORMAT = "opt"  # the graph optimised once, at export; exports before it had no tag
+
+
 def onnx_path(model_path: Path, data_dir: Path) -> Path:
     """Where the export of these weights lives (it may not exist yet)."""
     folder = data_dir / "models"
-    return folder / f"all-MiniLM-L6-v2-{weights_digest(model_path, folder)[:16]}.onnx"
+    digest = weights_digest(model_path, folder)[:16]
+    return folder / f"all-MiniLM-L6-v2-{digest}-{EXPORT_FORMAT}.onnx"
+
+
+def superseded_export(graph: Path) -> Path:
+    """The export of the same weights in the format before EXPORT_FORMAT."""
+    return graph.with_name(graph.name.removesuffix(f"-{EXPORT_FORMAT}.onnx") + ".onnx")
 
 
 def max_seq_length(model_path: Path) -> int:

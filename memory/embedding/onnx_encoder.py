@@ -20,14 +20,15 @@ from memory.records import EMBEDDING_DIMENSION
 
 BATCH_SIZE = 32  # as sentence-transformers' encode; texts sorted by length, so little padding
 # Measured on this 2-core machine shared with other work (bench/bench_embedder.py --sweep,
-# figures in the README): graph optimisation levels differ by noise at run time and
-# ORT_ENABLE_ALL loads as fast as basic (115-175 ms). Two intra-op threads beat one (query
+# figures in docs/benchmarks.md): the export's graph is optimised once (onnx_export), and a
+# session that loads it without optimising starts 35-65 ms sooner than one optimising the
+# raw graph, with the same vectors and speed. Two intra-op threads beat one (query
 # p50 12 vs 21 ms, 256 long texts 9.3 vs 13.4 s) when the machine is quiet, but their
 # spinning workers collapsed to 50-90 ms a query under load; with spinning off they keep
 # most of the gain (16 ms, 12.5 s) and yield the core when others need it.
 INTRA_OP_THREADS = 2
 ALLOW_SPINNING = "0"
-GRAPH_OPTIMIZATION = "ORT_ENABLE_ALL"
+GRAPH_OPTIMIZATION = "ORT_DISABLE_ALL"  # the export is optimised already (onnx_export)
 
 
 class OnnxEncoder:

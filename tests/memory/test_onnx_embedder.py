@@ -14,10 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from memory.embedding import onnx_export
-from memory.embedding.model_files import onnx_path, resolve_model_path
+from memory.embedding.model_files import onnx_path, resolve_model_path, superseded_export
 from memory.embedding.onnx_embedder import OnnxEmbedder
 from memory.embedding.torch_embedder import SentenceTransformerEmbedder
 from memory.errors import EmbedderUnavailableError
@@ -47,7 +48,13 @@ pytestmark = pytest.mark.real_model
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("onnx-data")
+    """A data dir holding an export in the format before EXPORT_FORMAT, which the module's
+    export replaces (test_model_prepare_says_where_the_checked_export_is)."""
+    data_dir = tmp_path_factory.mktemp("onnx-data")
+    old = superseded_export(onnx_path(resolve_model_path(), data_dir))
+    old.write_bytes(b"an export made before the graph was optimised")
+    onnx_export.weights_path(old).write_bytes(b"its weights")
+    return data_dir
 
 
 @pytest.fixture(scope="module")
@@ -208,12 +215,15 @@ def test_model_prepare_says_where_the_checked_export_is(data_dir, onnx_embedder)
     graph = onnx_path(resolve_model_path(), data_dir)
     assert ran["output"] == str(graph)
     assert "already prepared" in ran["stderr"]
-    # The weights sit apart, raw, for onnxruntime to map: the graph itself is small.
+    # The weights sit apart, raw, for onnxruntime to map: the graph itself is small, and
+    # optimised already (fused nodes); the export it superseded is gone.
     assert onnx_export.weights_path(graph).stat().st_size > 80e6 > 1e6 > graph.stat().st_size
     assert sorted(p.name for p in graph.parent.glob("*.onnx*")) == [
         graph.name,
         onnx_export.weights_path(graph).name,
     ]
+    nodes = onnx.load(str(graph), load_external_data=False).graph.node
+    assert any(node.domain == "com.microsoft" for node in nodes)
 
 
 def test_a_bad_embedder_setting_is_one_line_and_exit_2(data_dir):
