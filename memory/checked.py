@@ -14,7 +14,7 @@ import functools
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Literal, Self
 
@@ -33,26 +33,30 @@ class FieldError(MemoryValidationError):
         return FieldError(f"{prefix}.{self.path}" if self.path else prefix, self.problem)
 
 
+Convert = Callable[[object, str], Any]  # a field's value and its path -> the value kept
+
+
 class Checked:
     """Base of a frozen, keyword-only dataclass whose fields are checked on construction,
     `dataclasses.replace` included."""
 
     def __post_init__(self) -> None:
-        for name, kind in _field_types(type(self)).items():
-            object.__setattr__(self, name, _converted(kind, getattr(self, name), name))
+        for name, convert, _ in _fields(type(self)):
+            object.__setattr__(self, name, convert(getattr(self, name), name))
 
     @classmethod
     def from_dict(cls, data: object) -> Self:
         """The record a JSON object describes; keys that name no field are ignored."""
         if not isinstance(data, Mapping):
             raise FieldError("", "should be an object")
-        names = _field_types(cls)
-        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-            required = field.default is field.default_factory is dataclasses.MISSING
-            if required and field.name not in data:
-                raise FieldError(field.name, "field required")
+        given = {}
+        for name, _, required in _fields(cls):
+            if name in data:
+                given[name] = data[name]
+            elif required:
+                raise FieldError(name, "field required")
         try:
-            return cls(**{name: data[name] for name in names if name in data})
+            return cls(**given)
         except RecursionError:
             raise FieldError("", "nested too deep to read") from None
 
@@ -62,61 +66,88 @@ class Checked:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON holds them: timestamps as ISO 8601 strings, tuples as lists."""
-        return {name: _plain(getattr(self, name)) for name in _field_types(type(self))}
+        return {name: _plain(getattr(self, name)) for name, _, _ in _fields(type(self))}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 @functools.cache
-def _field_types(cls: type) -> dict[str, Any]:
+def _fields(cls: type) -> tuple[tuple[str, Convert, bool], ...]:
+    """Each field's name, converter and whether it must be given: worked out once a class,
+    since a search makes a dozen records and an import thousands."""
     hints = typing.get_type_hints(cls)
-    return {field.name: hints[field.name] for field in dataclasses.fields(cls)}
+    return tuple(
+        (
+            field.name,
+            _converter(hints[field.name]),
+            field.default is field.default_factory is dataclasses.MISSING,
+        )
+        for field in dataclasses.fields(cls)
+    )
 
 
-def _converted(kind: Any, value: object, path: str) -> Any:
+def _converter(kind: Any) -> Convert:
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
         (inner,) = (arg for arg in args if arg is not type(None))
-        return _converted(inner, value, path)
+        convert = _converter(inner)
+        return lambda value, path: None if value is None else convert(value, path)
     if origin is Literal:
-        if isinstance(value, str) and value in args:
-            return value
-        raise FieldError(path, f"should be one of {', '.join(map(repr, args))}")
+        return functools.partial(_choice, frozenset(args), ", ".join(map(repr, args)))
     if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise FieldError(path, "should be a list")
-        return tuple(_converted(args[0], item, f"{path}.{i}") for i, item in enumerate(value))
+        return functools.partial(_sequence, _converter(args[0]))
     if origin is dict:
-        if not isinstance(value, Mapping):
-            raise FieldError(path, "should be an object")
-        return {
-            _converted(args[0], key, path): _converted(args[1], item, f"{path}.{key}")
-            for key, item in value.items()
-        }
+        return functools.partial(_mapping, _converter(args[0]), _converter(args[1]))
     if isinstance(kind, type) and issubclass(kind, Checked):
-        if isinstance(value, kind):
-            return value
-        try:
-            return kind.from_dict(value)
-        except FieldError as exc:
-            raise exc.under(path) from None
-    return _scalar(kind, value, path)
+        return functools.partial(_nested, kind)
+    if kind is datetime:
+        return _timestamp
+    if kind is float:
+        return _number
+    return functools.partial(_scalar, kind)
+
+
+def _choice(choices: frozenset[str], shown: str, value: object, path: str) -> str:
+    if isinstance(value, str) and value in choices:
+        return value
+    raise FieldError(path, f"should be one of {shown}")
+
+
+def _sequence(item: Convert, value: object, path: str) -> tuple[Any, ...]:
+    if not isinstance(value, list | tuple):
+        raise FieldError(path, "should be a list")
+    return tuple(item(each, f"{path}.{i}") for i, each in enumerate(value))
+
+
+def _mapping(key: Convert, item: Convert, value: object, path: str) -> dict[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise FieldError(path, "should be an object")
+    return {key(k, path): item(each, f"{path}.{k}") for k, each in value.items()}
+
+
+def _nested(kind: type[Checked], value: object, path: str) -> Checked:
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind.from_dict(value)
+    except FieldError as exc:
+        raise exc.under(path) from None
+
+
+_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
 
 
 def _scalar(kind: type, value: object, path: str) -> object:
-    if kind is datetime:
-        return _timestamp(value, path)
-    if kind is float and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if kind is int and isinstance(value, bool):
-        raise FieldError(path, "should be an integer")
-    if isinstance(value, kind):
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
         return value
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
-    raise FieldError(path, f"should be {names.get(kind, kind.__name__)}")
+    raise FieldError(path, f"should be {_NAMES.get(kind, kind.__name__)}")
+
+
+def _number(value: object, path: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise FieldError(path, "should be a number")
 
 
 def _timestamp(value: object, path: str) -> datetime:
