@@ -176,6 +176,9 @@ def dashboard_model(data_dir: Path) -> dict:
     return {"first_query_s": first}
 
 
+LEVELS = ("ORT_DISABLE_ALL", "ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL")
+
+
 def sweep(data_dir: Path) -> list[dict]:
     from memory.embedding import onnx_encoder
     from memory.embedding.model_files import onnx_path, resolve_model_path
@@ -186,7 +189,7 @@ def sweep(data_dir: Path) -> list[dict]:
     batch = (queries * 5)[:256]
     rows = []
     for threads in (1, 2):
-        for level in ("ORT_ENABLE_BASIC", "ORT_ENABLE_EXTENDED", "ORT_ENABLE_ALL"):
+        for level in LEVELS:
             onnx_encoder.INTRA_OP_THREADS = threads
             onnx_encoder.GRAPH_OPTIMIZATION = level
             started = time.perf_counter()

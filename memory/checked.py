@@ -62,7 +62,11 @@ class Checked:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
-        return cls.from_dict(json.loads(text))
+        try:
+            data = json.loads(text)
+        except RecursionError:  # a corrupt row: refused like any other, never a crash
+            raise FieldError("", "nested too deep to read") from None
+        return cls.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as JSON holds them: timestamps as ISO 8601 strings, tuples as lists."""
@@ -105,6 +109,8 @@ def _converter(kind: Any) -> Convert:
         return _timestamp
     if kind is float:
         return _number
+    if kind is int:
+        return _integer
     return functools.partial(_scalar, kind)
 
 
@@ -135,13 +141,22 @@ def _nested(kind: type[Checked], value: object, path: str) -> Checked:
         raise exc.under(path) from None
 
 
-_NAMES = {str: "a string", int: "an integer", bool: "true or false"}
+_NAMES = {str: "a string", bool: "true or false"}
 
 
 def _scalar(kind: type, value: object, path: str) -> object:
-    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+    if isinstance(value, kind):
         return value
     raise FieldError(path, f"should be {_NAMES.get(kind, kind.__name__)}")
+
+
+def _integer(value: object, path: str) -> int:
+    """An int, or a float with nothing after the point (JSON from some servers, 3.0)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise FieldError(path, "should be an integer")
 
 
 def _number(value: object, path: str) -> float:

@@ -13,6 +13,7 @@ later export removes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -66,7 +67,8 @@ def export_model(model_path: Path, target: Path, progress: Progress) -> None:
         worst = check_export(candidate, model_path, reference)
         os.replace(weights_path(candidate), weights_path(target))
         os.replace(candidate, target)
-        discard_export(superseded_export(target))  # 90 MB no session loads any more
+        with contextlib.suppress(OSError):  # 90 MB no session loads any more; best effort
+            discard_export(superseded_export(target))
     except EmbedderUnavailableError:
         raise
     except Exception as exc:  # torch's exporter fails in many ways; all mean "no export"
@@ -136,10 +138,11 @@ def weights_path(graph: Path) -> Path:
 
 
 def _optimized(traced: Path, graph: Path) -> None:
-    """Rewrite torch's one-file export as onnxruntime's optimised graph (attention, layer
-    norm and GELU fused: the extended level; the level above adds layouts for this CPU
-    alone) with its weights in `weights_path(graph)`. Sessions then load it without
-    optimising (onnx_encoder.GRAPH_OPTIMIZATION), the same vectors at the same speed."""
+    """Rewrite torch's one-file export as onnxruntime's optimised graph (matrix products
+    with their scaling, and the bias with GELU, fused: the extended level; the level above
+    adds layouts for this CPU alone) with its weights in `weights_path(graph)`. Sessions
+    then load it without optimising (onnx_encoder.GRAPH_OPTIMIZATION): the same vectors at
+    the same speed."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()

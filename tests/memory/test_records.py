@@ -52,6 +52,7 @@ def test_rows_written_with_an_offset_instead_of_z_still_load():
         ({"file_paths": ["a.py", 3]}, "file_paths.1: should be a string"),
         ({"provenance": "trusted"}, "provenance: should be one of 'test-confirmed', "),
         ({"stale_cleared_red": True}, "stale_cleared_red: should be an integer"),
+        ({"stale_cleared_red": 1.5}, "stale_cleared_red: should be an integer"),
         ({"evidence": {"command": "pytest"}}, "evidence.exit_code: field required"),
         ({"evidence": "passed"}, "evidence: should be an object"),
         (
@@ -68,6 +69,15 @@ def test_a_bad_field_is_refused_with_its_path(changes, message):
     with pytest.raises(FieldError) as refused:
         MemoryRecord.from_dict({**RECORD.to_dict(), **changes})
     assert str(refused.value).startswith(message)
+
+
+def test_a_whole_float_is_an_integer_and_a_corrupt_row_is_refused_not_a_crash():
+    # a server's JSON may carry 3 as 3.0; a row nested past Python's limit is only corrupt
+    evidence = {**RECORD.evidence.to_dict(), "exit_code": 0.0, "passed": 3.0}
+    loaded = MemoryRecord.from_dict({**RECORD.to_dict(), "evidence": evidence})
+    assert (loaded.evidence.exit_code, loaded.evidence.passed) == (0, 3) and loaded == RECORD
+    with pytest.raises(FieldError, match="nested too deep"):
+        MemoryRecord.from_json("[" * 100_000 + "]" * 100_000)
 
 
 def test_a_missing_field_is_named_and_unknown_keys_are_ignored():
