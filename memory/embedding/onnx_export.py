@@ -148,13 +148,9 @@ def _optimized(traced: Path, graph: Path) -> None:
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     options.optimized_model_filepath = str(graph)
-    for key, value in (
-        ("file_name", weights_path(graph).name),
-        ("min_size_in_bytes", "1024"),
-    ):
-        options.add_session_config_entry(
-            f"session.optimized_model_external_initializers_{key}", value
-        )
+    weights = "session.optimized_model_external_initializers"
+    options.add_session_config_entry(f"{weights}_file_name", weights_path(graph).name)
+    options.add_session_config_entry(f"{weights}_min_size_in_bytes", "1024")
     onnxruntime.InferenceSession(str(traced), options, providers=["CPUExecutionProvider"])
     traced.unlink()
 
