@@ -506,6 +506,26 @@ async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
     assert len(cosine) == 6 and float(cosine) > 0  # four decimals
 
 
+async def test_browser_title_says_when_the_list_shows_only_the_newest(
+    settings, any_url, monkeypatch
+):
+    monkeypatch.setattr("app.dashboard.screens.memory_browser.LIST_LIMIT", 1)
+    await seed(
+        any_url,
+        [
+            ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
+            ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
+        ],
+    )
+    app = idle_app(settings, any_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: len(browser.records) == 1)
+        title = str(browser.query_one("#browser-title", Label).render())
+    assert title.endswith("· newest 1 of 2 records")  # not "1 record": the store holds two
+
+
 @pytest.mark.parametrize("failure", [None, "no sentence-transformers model at /nowhere"])
 async def test_browser_lists_while_the_model_loads_and_shows_why_it_failed(
     settings, url, monkeypatch, failure

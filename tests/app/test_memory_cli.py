@@ -80,6 +80,16 @@ def test_bad_environment_value_is_one_line(capsys, data_dir, monkeypatch):
     assert "ASTRA_BUDGET_USD" in one_error_line(err)
 
 
+def test_a_list_cut_by_its_limit_says_how_many_it_left_out(capsys, tmp_path, data_dir):
+    rows = [{**MINIMAL, "fix_description": f"Retry the upload {n} times."} for n in range(3)]
+    assert run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", *rows)))[0] == 0
+    code, out, _ = run(capsys, "memory", "list", "--limit", "2")
+    assert code == 0
+    assert out.strip().splitlines()[-1] == "2 of 3 records, newest first: --limit 0 lists all"
+    assert "of 3 records" not in run(capsys, "memory", "list", "--limit", "3")[1]
+    assert len(json.loads(run(capsys, "memory", "list", "--limit", "2", "--json")[1])) == 2
+
+
 def test_import_with_a_bad_line_writes_nothing(capsys, tmp_path, data_dir):
     source = write_jsonl(
         tmp_path / "in.jsonl", MINIMAL, {**MINIMAL, "fix_description": "b"}, "{oops"

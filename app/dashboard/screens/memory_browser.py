@@ -112,6 +112,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         self._debounce: Timer | None = None
         self.exported: Path | None = None
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
+        self.held = 0  # records in the scope listed (more than `loaded` past LIST_LIMIT)
         self._rows: list[tuple[MemoryRecord, str]] = []
         self._stats: dict[str, DeliveryStats] = {}
         self._found: dict[str, MemorySearchResult] = {}  # memory id -> match; none listing
@@ -134,6 +135,8 @@ class MemoryBrowserScreen(BrowsingScreen):
         elif self.query_text:
             query = clip(self.query_text, 32)  # whole in the search box
             what = f"{counted(self.loaded, 'match', 'matches')} for {query!r}"
+        elif self.held > self.loaded:
+            what = f"newest {self.loaded} of {self.held} records"
         else:
             what = counted(self.loaded, "record", "records")
         if self.pending:
@@ -259,6 +262,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         else:
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
             rows, found = [(record, "") for record in listed], {}
+            self.held = scopes.get(self.scope, 0) if self.scope else sum(scopes.values())
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         pending = await backend.pending_count()
         if pending != self.pending:
