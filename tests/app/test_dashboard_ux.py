@@ -197,6 +197,22 @@ async def test_the_header_keeps_the_stored_count_and_the_cost_at_80_columns():
     )
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_every_pane_and_the_running_budget_show_at_80x24_and_120x40(size):
+    """At 80x24 the stacked panes were 10 rows each: Budget was below the screen's edge."""
+    host = SnapshotHost(DashboardScreen(), fixed_events())
+    async with host.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = host.screen.region
+        panes = {pane.id: pane.region for pane in host.screen.query(".pane")}
+        budget = "\n".join(on_screen(host.screen.query_one("#budget")))
+    assert screen.size == size and set(panes) == {"turns", "matches", "tests", "budget"}
+    for pane_id, region in panes.items():
+        assert region.height >= 4 and screen.contains_region(region), pane_id
+    assert "$0.0123" in budget and "$2.0000" in budget and "2 of 12" in budget
+    assert "$1.5000" in budget and "$0.0421" in budget
+
+
 async def test_the_header_before_any_session_names_the_store_not_dashes():
     """It read `no session · - · - · workspace - · memory …`."""
     host = SnapshotHost(DashboardScreen("sqlite:///m.sqlite3"))

@@ -50,7 +50,7 @@ BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # (from this width on, the scree
 
 
 class DashboardScreen(Screen):
-    """Four panes; at narrow widths they stack in a scrolling column (dashboard.tcss)."""
+    """Four panes; at narrow widths they stack in one column (dashboard.tcss)."""
 
     CSS_PATH = "dashboard.tcss"
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = BREAKPOINTS
