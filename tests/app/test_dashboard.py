@@ -473,14 +473,14 @@ async def test_browser_exports_every_record(settings, any_url):
     assert browser.exported.stat().st_mode & 0o777 == 0o600  # as `memory export --out`
 
 
+TWO_FIXES = [  # (symptom, error type, fix)
+    ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
+    ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
+]
+
+
 async def test_browser_searches_by_meaning_as_you_type(settings, any_url):
-    ids = await seed(
-        any_url,
-        [
-            ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
-            ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
-        ],
-    )
+    ids = await seed(any_url, TWO_FIXES)
     app = idle_app(settings, any_url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
@@ -510,13 +510,7 @@ async def test_browser_title_says_when_the_list_shows_only_the_newest(
     settings, any_url, monkeypatch
 ):
     monkeypatch.setattr("app.dashboard.screens.memory_browser.LIST_LIMIT", 1)
-    await seed(
-        any_url,
-        [
-            ("KeyError: 'port' in config loader", "KeyError", "read port with a default"),
-            ("AssertionError: origins list split wrong", "AssertionError", "strip origins"),
-        ],
-    )
+    await seed(any_url, TWO_FIXES)
     app = idle_app(settings, any_url)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_screen(pilot, MemoryBrowserScreen)
