@@ -170,6 +170,10 @@ class StoreStats(Checked):
     expired: int
     deliveries: int
 
+    def held(self, scope: str | None) -> int:
+        """Records in `scope`, or in every scope when it is None."""
+        return self.by_scope.get(scope, 0) if scope else self.records
+
 
 ProposalStatus = Literal["pending", "confirmed", "rejected"]
 

@@ -110,8 +110,7 @@ async def memory_list(args: argparse.Namespace, settings: Settings, store: Memor
             no_wrap=True,
         )
     if args.limit and len(records) == args.limit:
-        by_scope = (await store.stats(utc_now())).by_scope
-        total = by_scope.get(args.scope, 0) if args.scope else sum(by_scope.values())
+        total = (await store.stats(utc_now())).held(args.scope)
         if total > len(records):
             console.print(
                 f"{len(records)} of {total} records, newest first: --limit 0 lists all",

@@ -246,7 +246,8 @@ class MemoryBrowserScreen(BrowsingScreen):
         backend = await self.memory.when_ready(search=bool(query))
         if backend is None:
             return
-        scopes = (await backend.store.stats(datetime.now(UTC))).by_scope
+        store_stats = await backend.store.stats(datetime.now(UTC))
+        scopes = store_stats.by_scope
         if self.loaded is None and scopes and not scopes.get(self.scope or ""):
             self.scope = None  # the session's scope is empty (after the demo, say): show all
             self.notify(
@@ -262,7 +263,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         else:
             listed = await backend.store.list_records(scope=self.scope, limit=LIST_LIMIT)
             rows, found = [(record, "") for record in listed], {}
-            self.held = scopes.get(self.scope, 0) if self.scope else sum(scopes.values())
+            self.held = store_stats.held(self.scope)
         stats = await backend.store.delivery_stats([record.memory_id for record, _ in rows])
         pending = await backend.pending_count()
         if pending != self.pending:
