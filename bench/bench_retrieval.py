@@ -80,9 +80,13 @@ def realfix_split(project: str) -> str:
     return "held-out" if digest / 0xFFFFFFFF < HELDOUT_SHARE else "tuning"
 
 
-def realfix_files(split: str, folder: Path) -> tuple[Path, Path, dict[str, int]] | None:
+def realfix_files(
+    split: str, folder: Path, *, per_project: bool = False
+) -> tuple[Path, Path, dict[str, int]] | None:
     """The real-failure corpus's `split` as `memory import` and `memory eval` files in
-    `folder`: every entry a record (pairs and distractors), every pair's query a query."""
+    `folder`: every entry a record (pairs and distractors), every pair's query a query. All
+    in one scope, or (`per_project`) each project's in its own, as a session searches its
+    repository's scope."""
     entries = [
         json.loads(line)
         for part in sorted(REALFIX.glob("part*.jsonl"))
@@ -92,10 +96,11 @@ def realfix_files(split: str, folder: Path) -> tuple[Path, Path, dict[str, int]]
     chosen = [e for e in entries if realfix_split(e["project"]) == split]
     if not chosen:
         return None
-    scope = f"realfix-{split}"
-    records, queries = folder / f"realfix-{split}-fixes.jsonl", folder / f"realfix-{split}.jsonl"
+    name = f"realfix-{split}{'-per-project' if per_project else ''}"
+    records, queries = folder / f"{name}-fixes.jsonl", folder / f"{name}.jsonl"
     with records.open("w") as fixes, queries.open("w") as asked:
         for entry in chosen:
+            scope = f"realfix-{split}-{entry['project']}" if per_project else f"realfix-{split}"
             memory_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"realfix:{entry['id']}"))
             record = {
                 "memory_id": memory_id,
@@ -107,6 +112,8 @@ def realfix_files(split: str, folder: Path) -> tuple[Path, Path, dict[str, int]]
             fixes.write(json.dumps(record) + "\n")
             if entry["kind"] == "pair":
                 query = {"query": entry["query"], "expect": memory_id, "group": entry["project"]}
+                if per_project:
+                    query["scope"] = scope
                 asked.write(json.dumps(query) + "\n")
     projects = {e["project"] for e in chosen}
     counts = {
@@ -145,25 +152,26 @@ def run(splits: list[str]) -> dict:
             if split in splits
         ]
         for split in splits:
-            made = realfix_files(split, Path(scratch))
-            if made:
-                records, queries, counts = made
-                name = f"real failures, {split}"
-                jobs.append((name, split, records, queries, f"realfix-{split}", counts))
+            for per_project in (False, True):
+                made = realfix_files(split, Path(scratch), per_project=per_project)
+                if made:
+                    records, queries, counts = made
+                    name = f"real failures, {split}{', per project' if per_project else ''}"
+                    jobs.append((name, split, records, queries, f"realfix-{split}", counts))
         for number, (name, split, records, queries, scope, counts) in enumerate(jobs):
             folder = Path(scratch) / str(number)
             folder.mkdir()
             report = evaluate(records, queries, scope, folder)
             results[name] = {"split": split, "counts": counts, **report}
             print(
-                f"{name:32} {split:9} q={report['queries']:3}  memory {figures(report)}  "
+                f"{name:38} {split:9} q={report['queries']:3}  memory {figures(report)}  "
                 f"bm25 {figures(report['bm25'])}  vector {figures(report['vector'])}",
                 flush=True,
             )
             calibration = "  ".join(
                 f"{label} {c['right']}/{c['matches']}" for label, c in report["calibration"].items()
             )
-            print(f"{'':42} labels of the top 3, right/all: {calibration}", flush=True)
+            print(f"{'':48} labels of the top 3, right/all: {calibration}", flush=True)
     return results
 
 
