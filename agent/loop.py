@@ -109,6 +109,11 @@ class AstraAgent:
         next_input: list[dict[str, Any]] | None = [asked]
         status, exit_code = "completed", ExitCode.NOT_PASSING
         try:
+            if green := await self.tools.green_on_offer():  # a request would only cost money
+                self.session.last_run = green
+                raise stops.NothingToFix(
+                    "the tests already pass before any edit: nothing to fix, no request sent"
+                )
             if self.guard is not None:
                 first = request(self.model, next_input, self.request_options, None)
                 await self.requests.approve(

@@ -257,6 +257,14 @@ class WorkspaceTools:
             self._offered = (await asyncio.to_thread(self._tree_state), run)
         return run
 
+    async def green_on_offer(self) -> TestRun | None:
+        """The run on offer (the preflight's) if it passed, on the tree as it still is: the
+        session's first run_tests would find nothing to fix."""
+        offered = self._offered
+        if offered is None or offered[1].confirmed_outcome is None:
+            return None
+        return offered[1] if offered[0] == await asyncio.to_thread(self._tree_state) else None
+
     def _tree_state(self) -> frozenset[tuple[str, int, int, int, int]]:
         """Every file under the root but git's own, by path, size, inode and change times:
         an edit replaces its file (a new inode) and a write in place moves ctime, so a clock

@@ -162,8 +162,11 @@ def test_already_green_tests_store_nothing(capsys, tmp_path, project, real_embed
     report = events[-1]
     assert code == 0, err
     assert report["status"] == "nothing-to-fix" and report["stored_memory_ids"] == []
-    answered = [e for e in events if e["event"] == "tool_answered"]
-    assert "the tests already pass before any edit" in answered[0]["output"]
+    # the preflight's green run settles it: no request is sent, none is paid for
+    assert report["model_requests"] == 0 and report["tests"]["exit_code"] == 0
+    assert not [e for e in events if e["event"] in ("model_requested", "tool_answered")]
+    notes = [e["message"] for e in events if e["event"] == "note"]
+    assert any("nothing to fix, no request sent" in note for note in notes)
     assert git(project, "branch", "--list", "astra/*") == ""  # no edit: nothing kept
 
 
