@@ -123,6 +123,8 @@ async def headless(app, **kwargs):
     return await run_async(app, headless=True, size=(120, 40))
 
 App.run_async = headless
+import app.cli.commands.tui  # its stdin is no terminal; the headless driver needs none
+app.cli.commands.tui.require_terminal = lambda instead: None
 from app.cli.main import main
 main(sys.argv[2:])
 """

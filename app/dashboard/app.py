@@ -11,6 +11,8 @@ which posts them to itself as messages.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -26,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from app.config.file import set_value
 from app.config.settings import Settings
 from app.dashboard.screens.browsing import BrowsingScreen
+from app.errors import CommandError
 from app.sessions.options import DEFAULT_PROMPT, SessionOptions, new_session_id
 from app.sessions.queue import SessionPlan, SessionQueue
 
@@ -365,6 +368,15 @@ class AstraApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.sessions.close()
+
+
+def require_terminal(instead: str) -> None:
+    """One line and exit 2 where no terminal can show the dashboard (a pipe, a cron or CI
+    job): Textual would draw into the pipe and wait for keys that never come."""
+    if os.environ.get("TEXTUAL_DRIVER"):  # a browser tab of `serve`: the driver is a pipe
+        return
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise CommandError(f"the dashboard needs a terminal (stdin and stdout); {instead}", 2)
 
 
 def build_app(

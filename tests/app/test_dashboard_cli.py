@@ -4,6 +4,9 @@ through `main` with Pilot driving the app headless in place of the terminal."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -23,6 +26,8 @@ from tests.app.pilot_helpers import (
 )
 from tests.app.test_memory_cli import one_error_line
 from widgets import MatchesLog
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -60,6 +65,8 @@ def cli_env(tmp_path, monkeypatch):
         return self.sessions.exit_code
 
     monkeypatch.setattr(AstraApp, "run_async", run_async)
+    for command in ("tui", "demo"):  # pytest's stdin is no terminal; Pilot needs none
+        monkeypatch.setattr(f"app.cli.commands.{command}.require_terminal", lambda _instead: None)
     return ran
 
 
@@ -142,3 +149,23 @@ def test_demo_runs_alpha_then_beta_in_the_dashboard(cli_env, capsys, monkeypatch
     # the operator confirmed each write, and beta's matches pane shows alpha's fix
     assert cli_env.stored == alpha.stored_memory_ids + beta.stored_memory_ids
     assert any(alpha.stored_memory_ids[0][:8] in line for line in cli_env.matches)
+
+
+@pytest.mark.parametrize(
+    ("argv", "instead"), [([], "astra-memory run --workspace DIR"), (["demo"], "demo --headless")]
+)
+def test_the_dashboard_without_a_terminal_says_so_and_exits(tmp_path, argv, instead):
+    """From a pipe or a CI job it drew into the pipe and waited for keys until killed."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ASTRA_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "app.cli.main", *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+    line = one_error_line(done.stderr)
+    assert done.returncode == 2 and "the dashboard needs a terminal" in line and instead in line
+    assert done.stdout == "" and not (tmp_path / "demo").exists()  # nothing copied

@@ -29,7 +29,7 @@ from rich.table import Table
 from app.config.file import config_path
 from app.config.settings import Settings
 from app.console import make_console
-from app.dashboard.app import build_app
+from app.dashboard.app import build_app, require_terminal
 from app.sessions.options import (
     DEMO_PROJECTS,
     SessionOptions,
@@ -85,6 +85,7 @@ async def demo(args: argparse.Namespace, settings: Settings) -> int:
         plan = plan_demo(settings, args.memory, store="yes")
         finished, url = await run_printed(plan, settings, url)
     else:
+        require_terminal("`astra-memory demo --headless` prints the demo instead")
         plan = plan_demo(settings, args.memory, store="ask")  # the operator confirms each
         options = SessionOptions(memory=args.memory, scope=plan.run_id)
         app = build_app(settings, options, None, plans=plan.sessions)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from app.config.file import config_path
 from app.config.settings import Settings
-from app.dashboard.app import build_app
+from app.dashboard.app import build_app, require_terminal
 from app.errors import CommandError
 from app.sessions.options import options_from, refuse_unstartable
 
@@ -29,6 +29,10 @@ async def tui(args: argparse.Namespace, settings: Settings) -> int:
         # before the dashboard opens, as `run` does: one line and exit 2, not a toast; only
         # what light checks tell, so the first frame still comes before the session's layers
         refuse_unstartable(options, has_key=bool(settings.api_key))
+    require_terminal(
+        "`astra-memory run --workspace DIR` runs a session without it, "
+        "`astra-memory memory list` shows the memory"
+    )
     app = build_app(settings, options, workspace)
     app.keep_theme(args.config.theme, config_path())
     # what the imports built lives as long as the process: freezing it keeps the
