@@ -284,7 +284,11 @@ class AstraApp(App[int]):
 
     def action_stop_session(self) -> None:
         """Stop now: a model request in flight is cut off (and charged its worst case)."""
-        self.notify(self.sessions.stop(cancel_request=True))
+        from app.dashboard.supervisor import answer_open_question  # loaded: a session runs
+
+        said = self.sessions.stop(cancel_request=True)
+        answered = answer_open_question(self)
+        self.notify(f"{said}; {answered}" if answered else said)
 
     async def action_quit(self) -> None:
         """Quit; mid-session, ask first, then stop it at its next safe point, show the
@@ -297,8 +301,12 @@ class AstraApp(App[int]):
 
         def answered(yes: bool | None) -> None:
             if yes:
+                from app.dashboard.supervisor import answer_open_question
+
                 self.quitting = True
                 self.sessions.stop()
+                if answer := answer_open_question(self):
+                    self.notify(answer)
                 self.quit_after_session()
 
         from app.dashboard.screens.confirm_modal import ConfirmModal  # not the first frame's
@@ -307,7 +315,8 @@ class AstraApp(App[int]):
             ConfirmModal(
                 "Quit while a session runs?",
                 "The session stops at its next safe point (no request is cut off, the "
-                "workspace keeps its edits so far); then its summary shows, then the app quits.",
+                "workspace keeps its edits so far, an open question is answered no); then "
+                "its summary shows, then the app quits.",
                 yes="Stop and quit",
             ),
             callback=answered,

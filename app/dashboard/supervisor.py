@@ -25,6 +25,24 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# the loop waits on the one on screen: a stop answers it with its default, or the session
+# could not reach the safe point where it stops; what each default means
+QUESTIONS: dict[type[ModalScreen], str] = {
+    CostModal: "the request was not approved",
+    EditModal: "the edit was not applied",
+    StoreModal: "the fix was not stored",
+    FinishModal: "the changes are kept on a branch",
+}
+
+
+def answer_open_question(app: App) -> str:
+    """Dismiss the question on screen with its default; what that means, if one was open."""
+    question = app.screen
+    if type(question) not in QUESTIONS:
+        return ""
+    question.dismiss(None)
+    return QUESTIONS[type(question)]
+
 
 class DashboardSupervisor:
     def __init__(self, app: App, *, approve_live_cost: bool = False, store: str = "ask") -> None:

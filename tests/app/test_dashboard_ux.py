@@ -18,6 +18,7 @@ from app.dashboard.app import build_app
 from app.dashboard.screens.confirm_modal import ConfirmModal
 from app.dashboard.screens.cost_modal import quote_text
 from app.dashboard.screens.dashboard import DashboardScreen
+from app.dashboard.screens.edit_modal import EditModal
 from app.dashboard.screens.export_modal import ExportModal
 from app.dashboard.screens.help_screen import HelpScreen
 from app.dashboard.screens.memory_browser import MemoryBrowserScreen
@@ -36,6 +37,7 @@ from tests.app.pilot_helpers import (
     idle_app,
     on_screen,
     option_texts,
+    rehearsal_app,
     seed,
     seed_imported,
     stored_records,
@@ -94,6 +96,24 @@ async def test_quit_asked_mid_session_can_be_cancelled(settings, url, alpha):
             await wait_for(pilot, lambda: app.sessions.finished)
             assert app.is_running and not app.quitting
     assert app.sessions.finished[0].report.status != "stopped"
+
+
+async def test_a_quit_answers_the_open_question_no(settings, url, alpha):
+    """ctrl+q with the edit question open: the session waited on it, so the summary never
+    came until the operator answered a question they had just walked away from."""
+    before = (alpha / "app" / "service.py").read_text()
+    app = rehearsal_app(settings, url, alpha, edits=None, on_success=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, EditModal)
+        await pilot.press("ctrl+q")
+        await wait_for_screen(pilot, ConfirmModal)
+        await pilot.press("y")
+        await wait_for_screen(pilot, SummaryModal)
+        notes = [note.message for note in app._notifications]
+    [done] = app.sessions.finished
+    assert done.report.status == "stopped" and not done.report.stored_memory_ids
+    assert any("the edit was not applied" in note for note in notes)
+    assert (alpha / "app" / "service.py").read_text() == before
 
 
 async def test_help_on_question_mark_and_f1(settings, url):
