@@ -364,6 +364,8 @@ def test_smoke_store_then_verify_in_another_process(capsys, tmp_path, data_dir, 
     assert code == 0, err
     memory_id = out.strip()
     assert "found it at rank 1" in err
+    # whole, not wrapped at Rich's 80 columns mid-command: copied from a log, it must run
+    assert f"Next: astra-memory smoke verify --memory-id {memory_id}\n" in err
     verified = subprocess.run(
         [sys.executable, "-m", "app.cli.main", "smoke", "verify", "--memory-id", memory_id],
         capture_output=True,
@@ -372,7 +374,7 @@ def test_smoke_store_then_verify_in_another_process(capsys, tmp_path, data_dir, 
         timeout=300,
     )
     assert verified.returncode == 0, verified.stderr
-    assert f"verified {memory_id}" in verified.stdout
+    assert f"verified {memory_id}: persisted, searchable, now deleted\n" in verified.stdout
     code, _, err = run(capsys, "smoke", "verify", "--memory-id", memory_id)
     assert code == 1 and "no smoke record" in err
 

@@ -11,10 +11,9 @@ import argparse
 import uuid
 from datetime import timedelta
 
-from rich.console import Console
-
 from app.cli.commands.memory import resolve_id
 from app.config.settings import Settings
+from app.console import make_console
 from app.errors import CommandError
 from memory.records import MemoryRecord, TestEvidence, utc_now
 from memory.service import MemoryService
@@ -28,8 +27,8 @@ SMOKE_SYMPTOM = (
     "smoke record for astra-memory persisted across processes"
 )
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 async def smoke(args: argparse.Namespace, settings: Settings) -> int:
