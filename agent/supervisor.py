@@ -51,11 +51,12 @@ class StoreProposal:
     duplicate_of: MemoryRecord | None = None
 
     def confirm_again_text(self) -> str:
-        """`confirm again: <short id>, confirmed N times` (N counting this one), or ""."""
+        """`<short id>, confirmed N times so far` (as `memory show` counts), or ""."""
         other = self.duplicate_of
         if other is None:
             return ""
-        return f"confirm again: {other.short_id}, confirmed {other.times_confirmed + 1} times"
+        times = other.times_confirmed
+        return f"{other.short_id}, confirmed {times} time{'' if times == 1 else 's'} so far"
 
 
 @dataclass(frozen=True)

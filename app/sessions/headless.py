@@ -92,7 +92,7 @@ class HeadlessSupervisor:
             return await asyncio.to_thread(
                 self.ask,
                 f"Fix {record.short_id} ({record.error_type}, {', '.join(record.file_paths)}): "
-                f"{record.fix_description}{flags} It repeats a stored record: "
+                f"{record.fix_description}{flags} It repeats stored fix "
                 f"{proposal.confirm_again_text()}. Confirm it again?",
             )
         return await asyncio.to_thread(

@@ -193,7 +193,7 @@ async def test_the_same_fix_from_a_later_session_is_confirmed_again_not_stored_t
 
     [proposal] = operator.proposals
     assert proposal.duplicate_of.memory_id == memory_id
-    assert proposal.confirm_again_text() == f"confirm again: {memory_id[:8]}, confirmed 2 times"
+    assert proposal.confirm_again_text() == f"{memory_id[:8]}, confirmed 1 time so far"
     assert report.stored_memory_ids == [memory_id]
     assert [r.memory_id for r in await store.list_records()] == [memory_id]
     record = await store.get(memory_id)

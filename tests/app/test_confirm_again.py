@@ -49,8 +49,11 @@ async def test_the_store_modal_offers_confirm_again_and_y_accepts_it():
         modal = app.screen
         assert isinstance(modal, StoreModal)
         title = str(modal.query_one(".dialog-title", Label).render())
-        assert title == "confirm again: 0123abcd, confirmed 3 times?"
-        assert "no second record" in str(modal.query_one("#store-confirm-again", Static).render())
+        assert title == "Confirm 0123abcd again?"
+        body = str(modal.query_one("#store-confirm-again", Static).render())
+        # as `memory show` counts it (it said 3, the record then held 2); the new id is a draft
+        assert body.startswith("Stored fix 0123abcd, confirmed 2 times so far:")
+        assert "no second record" in body and "the id 89abcdef below is not kept" in body
         assert str(modal.query_one("#store", Button).label) == "Confirm again"
         await pilot.press("y")
         assert await asyncio.wait_for(task, 5) is True
@@ -66,5 +69,5 @@ async def test_the_headless_prompt_says_confirm_again():
     supervisor = HeadlessSupervisor(approve_live_cost=False, store="ask", ask=ask)
     assert await supervisor.confirm_store(PROPOSAL) is False
     [question] = asked
-    assert "confirm again: 0123abcd, confirmed 3 times" in question
+    assert "It repeats stored fix 0123abcd, confirmed 2 times so far." in question
     assert question.endswith("Confirm it again?")

@@ -29,8 +29,12 @@ class StoreModal(YesNoModal):
 
     def __init__(self, proposal: StoreProposal, no: Choice = REJECT) -> None:
         record = proposal.record
-        again = proposal.confirm_again_text()
-        title = f"{again}?" if again else f"Store fix {record.short_id} in memory?"
+        again = proposal.duplicate_of
+        title = (
+            f"Confirm {again.short_id} again?"
+            if again
+            else f"Store fix {record.short_id} in memory?"
+        )
         if record.flags:
             title += "  ⚑ FLAGGED"
         super().__init__(
@@ -42,9 +46,10 @@ class StoreModal(YesNoModal):
         with VerticalScroll(id="store-body"):
             if self.proposal.duplicate_of is not None:
                 yield Static(
-                    f"{self.proposal.confirm_again_text()}: the nearest record names the same "
-                    "files and failure signature, so y adds this session's evidence to it; "
-                    "no second record is made.",
+                    f"Stored fix {self.proposal.confirm_again_text()}: the nearest record "
+                    "names the same files and failure signature, so y adds this session's "
+                    "evidence to it; no second record is made, and the id "
+                    f"{self.proposal.record.short_id} below is not kept.",
                     id="store-confirm-again",
                 )
             yield RecordView(self.proposal.record, self.proposal.nearest, id="store-record")
