@@ -87,6 +87,26 @@ async def test_an_empty_session_scope_starts_the_browser_on_every_scope(settings
     assert "scope tui holds no record yet: showing all scopes" in notices
 
 
+async def test_an_empty_scope_chosen_counts_the_records_elsewhere(settings, any_url):
+    """The CLI says where the records are; the browser only said 0 records."""
+    demo = await seed_demo(any_url)
+    app = idle_app(settings, any_url)  # the session's scope, tui, is empty: all are shown
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_screen(pilot, MemoryBrowserScreen)
+        browser = app.screen
+        await wait_for(pilot, lambda: set(browser.records) == {demo})
+        assert "other scopes" not in title_of(browser)
+        await wait_for(pilot, lambda: browser.picker is not None)
+        browser.picker.value = "tui"
+        await wait_for(pilot, lambda: not browser.records)
+        await wait_for(pilot, lambda: "1 record in other scopes" in title_of(browser))
+        assert title_of(browser).endswith("choose in the picker")
+
+
+def title_of(browser: MemoryBrowserScreen) -> str:
+    return "".join(drawn(browser.query_one("#browser-title")))
+
+
 LONG_SCOPE = "demo-20261201-195012-d0ab6d"  # the demo's, as `demo` names it
 
 

@@ -113,6 +113,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         self.exported: Path | None = None
         self.loaded: int | None = None  # rows shown, once a listing or search has arrived
         self.held = 0  # records in the scope listed (more than `loaded` past LIST_LIMIT)
+        self.elsewhere = 0  # records in the scopes not listed: where an empty search looks next
         self._rows: list[tuple[MemoryRecord, str]] = []
         self._stats: dict[str, DeliveryStats] = {}
         self._found: dict[str, MemorySearchResult] = {}  # memory id -> match; none listing
@@ -139,6 +140,9 @@ class MemoryBrowserScreen(BrowsingScreen):
             what = f"newest {self.loaded} of {self.held} records"
         else:
             what = counted(self.loaded, "record", "records")
+        if self.loaded == 0 and self.elsewhere:
+            elsewhere = counted(self.elsewhere, "record", "records")
+            what += f" · {elsewhere} in other scopes: choose in the picker"
         if self.pending:
             what += f" · {self.pending} proposed over MCP: ^o"
         if self.loaded is not None and self.memory.startup_error is not None:
@@ -279,6 +283,7 @@ class MemoryBrowserScreen(BrowsingScreen):
         }
         self._found = found
         self._listed = query
+        self.elsewhere = store_stats.records - store_stats.held(self.scope)
         self._fill(rows, stats, keep)
         self._show_scopes(list(scopes))
         if self._open_when_listed == query:
