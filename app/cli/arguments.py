@@ -118,6 +118,14 @@ def scope_name(text: str) -> str:
     return _text(text, "scope")
 
 
+def workspace_dir(text: str) -> str:
+    """The project's folder, absolute: the reports and the history name it as the user would
+    find it again from anywhere, not as `.`."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the workspace is empty")
+    return str(Path(text).resolve())
+
+
 def id_prefix(text: str) -> str:
     """A memory or session id, or a prefix of one: not blank, since an empty prefix would
     match every id (`memory delete '' --yes` would delete whatever record is there)."""

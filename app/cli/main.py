@@ -28,6 +28,7 @@ from app.cli.arguments import (
     scope_name,
     score,
     whole_number,
+    workspace_dir,
 )
 from app.cli.history_flags import report_flags, serve_flags, sessions_flags
 from app.config.file import config_path, default_env_file, load_config
@@ -234,13 +235,17 @@ def run_flags(run: argparse.ArgumentParser) -> None:
     )
     add_session_options(run)
     add_json(run)
-    run.add_argument("--workspace", required=True, metavar="DIR", help="the project to fix")
+    run.add_argument(
+        "--workspace", required=True, metavar="DIR", type=workspace_dir, help="the project to fix"
+    )
 
 
 def tui_flags(tui: argparse.ArgumentParser) -> None:
     tui.description = "Without --workspace, the dashboard opens idle on the memory browser."
     add_session_options(tui)
-    tui.add_argument("--workspace", metavar="DIR", help="the project to fix in a session")
+    tui.add_argument(
+        "--workspace", metavar="DIR", type=workspace_dir, help="the project to fix in a session"
+    )
 
 
 def demo_flags(demo: argparse.ArgumentParser) -> None:
@@ -274,7 +279,9 @@ def doctor_flags(doctor: argparse.ArgumentParser) -> None:
         "left out; exit 2 when one fails."
     )
     add_session_options(doctor)
-    doctor.add_argument("--workspace", metavar="DIR", help="also check this project")
+    doctor.add_argument(
+        "--workspace", metavar="DIR", type=workspace_dir, help="also check this project"
+    )
 
 
 def ledger_flags(ledger: argparse.ArgumentParser) -> None:

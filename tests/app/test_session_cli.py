@@ -59,6 +59,14 @@ def test_run_rehearsal_json_ends_with_the_report(capsys, data_dir, alpha, real_e
     }
 
 
+def test_a_relative_workspace_is_recorded_absolute(capsys, data_dir, alpha, monkeypatch):
+    """`--workspace .` was recorded as `.`: the history could not say which project."""
+    monkeypatch.chdir(alpha / "app")
+    main(["run", "--workspace", "..", "--replay", str(REHEARSAL), "--store", "no", "--json"])
+    [started] = [e for e in json_events(capsys.readouterr().out) if e["event"] == "session_started"]
+    assert started["workspace"] == str(alpha.resolve())
+
+
 def test_run_with_store_ask_and_no_terminal_declines(capsys, data_dir, alpha, real_embedder):
     code = main(["run", "--workspace", str(alpha), "--replay", str(REHEARSAL), "--json"])
     report = json_events(capsys.readouterr().out)[-1]
