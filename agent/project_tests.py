@@ -122,12 +122,18 @@ def _configured(path: Path, *, in_tool_table: bool) -> tuple[tuple[str, ...], st
         raise TestCommandError(f"cannot read {path}: {_one_line(error)}") from error
     tool = data.get("tool")
     table = tool.get("astra-memory") if isinstance(tool, dict) else None
-    if not in_tool_table and CONFIG_KEY in data:
+    if not in_tool_table and set(data) - {"tool"}:
         table = data  # .astra-memory.toml may also set the key at its top level
     if table is None:
         return None
     if not isinstance(table, dict):
         raise TestCommandError(f"[tool.astra-memory] in {path} must be a table")
+    unknown = sorted(set(table) - {CONFIG_KEY} - ({"tool"} if table is data else set()))
+    if unknown:  # `test_command` was ignored without a word, and the default ran instead
+        where = "" if table is data else " [tool.astra-memory] of"
+        raise TestCommandError(
+            f"unknown key {unknown[0]!r} in{where} {path}: the one key read is {CONFIG_KEY!r}"
+        )
     where = f"{CONFIG_KEY} in {path}"
     value = table.get(CONFIG_KEY)
     if value is None:

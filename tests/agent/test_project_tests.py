@@ -115,6 +115,12 @@ def test_detection_falls_back_to_our_interpreter(tmp_path: Path):
         ({"pyproject.toml": '[tool]\nastra-memory = "x"\n'}, "must be a table"),
         ({"pyproject.toml": '[tool.astra-memory]\ntest-command = "  "\n'}, "is empty"),
         ({".astra-memory.toml": 'test-command = "pytest \'unclosed"\n'}, "cannot parse"),
+        (  # ignored without a word, and the default command ran instead
+            {"pyproject.toml": '[tool.astra-memory]\ntest_command = "make test"\n'},
+            "unknown key 'test_command' in \\[tool.astra-memory\\] of .*pyproject.toml: "
+            "the one key read is 'test-command'",
+        ),
+        ({".astra-memory.toml": 'test_command = "make test"\n'}, "unknown key 'test_command' in"),
         (
             {
                 "pyproject.toml": '[tool.astra-memory]\ntest-command = "a"\n',
