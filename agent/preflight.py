@@ -22,7 +22,7 @@ from agent.project_tests import TestCommandError, resolve_test_command
 from agent.sandbox import CONFINEMENT, INSTALL_HINT, Sandbox, find_sandbox, start_failure
 from agent.transport import HttpResponsesTransport, ResponsesAPIError, insecure_base_url
 from agent.workspace_tools import ToolError, WorkspaceTools
-from agent.worktree import WorkspaceError, git_checkout_top, uncommitted
+from agent.worktree import WorkspaceError, git_checkout_top, uncommitted, uncommitted_count
 from memory.embedding.embedder import Embedder
 from memory.records import EMBEDDING_DIMENSION, MemoryRecord
 from memory.stores.protocol import open_store
@@ -229,10 +229,11 @@ def check_git_tree(workspace: Path, *, allow_dirty: bool) -> Check:
         return Check("git tree", False, str(error))
     if not changes:
         return Check("git tree", True, f"{top} is clean")
-    counted = f"{top} has {len(changes)} uncommitted change(s)"
+    counted = f"{top} has {uncommitted_count(changes)}"
     if allow_dirty:
         return Check("git tree", True, f"{counted}, allowed by --allow-dirty")
-    return Check("git tree", False, f"{counted} ({changes[0].strip()}, ...); commit or stash them")
+    shown = changes[0].strip() + (", ..." if len(changes) > 1 else "")
+    return Check("git tree", False, f"{counted} ({shown}); commit or stash them")
 
 
 async def run_preflight(

@@ -248,6 +248,11 @@ def uncommitted(top: Path) -> list[str]:
     return _git(top, "status", "--porcelain").splitlines()
 
 
+def uncommitted_count(changes: list[str]) -> str:
+    """`1 uncommitted change`, `3 uncommitted changes`."""
+    return f"{len(changes)} uncommitted change{'' if len(changes) == 1 else 's'}"
+
+
 def open_session_workspace(
     workspace: Path,
     session_id: str,
@@ -289,8 +294,8 @@ def _worktree(
     changes = uncommitted(top)
     if changes and not allow_dirty:
         raise WorkspaceError(
-            f"the git checkout {top} has {len(changes)} uncommitted change(s); commit or stash "
-            "them, or pass --allow-dirty to start from them"
+            f"the git checkout {top} has {uncommitted_count(changes)}; commit or stash them, "
+            "or pass --allow-dirty to start from them"
         )
     try:
         _git(top, "rev-parse", "--verify", "-q", "HEAD")

@@ -64,6 +64,14 @@ def at_least_one(text: str) -> int:
     return value
 
 
+def match_count(text: str) -> int:
+    """--top-k: 1 to 10, as the search tools take."""
+    value = whole_number(text)
+    if not 1 <= value <= 10:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 10, got {value}")
+    return value
+
+
 def seconds(text: str) -> float:
     try:
         value = float(text)

@@ -22,12 +22,12 @@ from app.cli.arguments import (
     add_memory_url,
     add_session_options,
     id_prefix,
+    match_count,
     package_version,
     positive_int,
     query_text,
     scope_name,
     score,
-    whole_number,
     workspace_dir,
 )
 from app.cli.history_flags import report_flags, serve_flags, sessions_flags
@@ -118,7 +118,7 @@ def memory_flags(memory: argparse.ArgumentParser) -> None:
         "--error-type", help="lift records stored under this error type (a bonus, not a filter)"
     )
     search.add_argument(
-        "--top-k", type=whole_number, default=5, help="matches to show, 1..10 (default 5)"
+        "--top-k", type=match_count, default=5, help="matches to show, 1..10 (default 5)"
     )
     search.add_argument(
         "--min-score", type=score, default=0.0, help="lowest cosine score shown, 0..1 (default 0)"
@@ -224,8 +224,12 @@ def memory_flags(memory: argparse.ArgumentParser) -> None:
         "only records embedded by another model are embedded again. Running it twice "
         "duplicates nothing.",
     )
-    migration.add_argument("--from", dest="source", required=True, metavar="URL")
-    migration.add_argument("--to", dest="target", required=True, metavar="URL")
+    migration.add_argument(
+        "--from", dest="source", required=True, metavar="URL", help="the store to copy from"
+    )
+    migration.add_argument(
+        "--to", dest="target", required=True, metavar="URL", help="the store to copy into"
+    )
 
 
 def run_flags(run: argparse.ArgumentParser) -> None:

@@ -292,7 +292,7 @@ def test_git_tree_checks(tmp_path: Path):
     allowed = check_git_tree(checkout, allow_dirty=True)
 
     assert clean == Check("git tree", True, f"{checkout.resolve()} is clean")
-    assert not dirty.ok and "1 uncommitted change(s) (M app.py, ...)" in dirty.detail
+    assert not dirty.ok and "1 uncommitted change (M app.py); commit" in dirty.detail
     assert allowed.ok and allowed.detail.endswith("allowed by --allow-dirty")
     assert check_git_tree(plain, allow_dirty=False).ok
 

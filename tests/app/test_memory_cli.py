@@ -354,8 +354,11 @@ def test_eval_refuses_an_expect_it_could_never_find(capsys, tmp_path, data_dir):
 
 
 def test_top_k_out_of_range_is_a_usage_error(capsys, data_dir):
-    code, _, err = run(capsys, "memory", "search", "x", "--top-k", "11")
-    assert code == 2 and "--top-k" in one_error_line(err)
+    with pytest.raises(SystemExit) as exited:
+        main(["memory", "search", "x", "--top-k", "11"])
+    line = one_error_line(capsys.readouterr().err)
+    assert exited.value.code == 2 and "argument --top-k: must be from 1 to 10, got 11" in line
+    assert line.endswith("(see astra-memory memory search --help)")  # as every usage error
 
 
 def test_smoke_store_then_verify_in_another_process(capsys, tmp_path, data_dir, real_embedder):

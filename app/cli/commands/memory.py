@@ -214,7 +214,7 @@ async def memory_search(args: argparse.Namespace, settings: Settings, store: Mem
     results = await service.find(
         args.query,
         error_type=args.error_type,
-        top_k=_top_k(args.top_k),
+        top_k=args.top_k,
         min_score=args.min_score,
         all_scopes=args.all_scopes,
     )
@@ -279,12 +279,6 @@ def _search_row(result: MemorySearchResult) -> dict[str, object]:
         "possibly_stale": result.stale,
         **result.record.to_dict(),
     }
-
-
-def _top_k(value: int) -> int:
-    if not 1 <= value <= 10:
-        raise CommandError(f"--top-k must be from 1 to 10, got {value}", 2)
-    return value
 
 
 async def memory_delete(args: argparse.Namespace, settings: Settings, store: MemoryStore) -> int:
