@@ -158,6 +158,8 @@ def _full_record(data: dict[str, object]) -> MemoryRecord:
     required_text(record.error_type, "error_type", MAX_ERROR_TYPE_CHARS)
     required_text(record.outcome, "outcome", MAX_OUTCOME_CHARS)
     required_text(record.session_id, "session_id", 200)
+    if record.response_id is not None:
+        required_text(record.response_id, "response_id", 200)
     clean_paths(list(record.file_paths))
     if len(record.symptom) > MAX_QUERY_CHARS:
         raise MemoryValidationError(
@@ -188,8 +190,8 @@ def _minimal_record(data: dict[str, object], default_scope: str, now: datetime) 
     error = required_text(data["error_type"], "error_type", MAX_ERROR_TYPE_CHARS)
     paths = clean_paths(data["file_paths"])
     outcome = required_text(data.get("outcome", IMPORTED_OUTCOME), "outcome", MAX_OUTCOME_CHARS)
-    symptom = data.get("symptom", "")
-    symptom = required_text(symptom, "symptom", MAX_QUERY_CHARS) if symptom else ""
+    symptom = data.get("symptom")  # [] or 0 is refused, not stored as no symptom
+    symptom = "" if symptom in (None, "") else required_text(symptom, "symptom", MAX_QUERY_CHARS)
     memory_id = data.get("memory_id") or repair_id(scope, IMPORT_SESSION, fix, error, *paths)
     try:
         memory_id = str(uuid.UUID(str(memory_id)))

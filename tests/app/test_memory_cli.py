@@ -129,12 +129,24 @@ def test_import_of_a_line_json_cannot_hold_is_one_line_and_writes_nothing(
         ({"fix_description": "x", "error_type": "E"}, "missing field"),
         ({**MINIMAL, "memory_id": "not-a-uuid"}, "not a UUID"),
         ([1, 2], "JSON object"),
+        ({**MINIMAL, "symptom": []}, "symptom must be a string"),  # it was stored as none
+        ({**MINIMAL, "symptom": 0}, "symptom must be a string"),
     ],
 )
 def test_import_names_the_problem(capsys, tmp_path, data_dir, row, message):
     code, _, err = run(capsys, "memory", "import", str(write_jsonl(tmp_path / "in.jsonl", row)))
     assert code == 1
     assert message in one_error_line(err)
+    assert record_count(data_dir) == 0
+
+
+def test_import_from_stdin_tells_a_bad_byte_as_from_a_file(capsys, data_dir, monkeypatch):
+    data = json.dumps(MINIMAL).encode() + b"\n\xff\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+    code, _, err = run(capsys, "memory", "import", "-")
+    assert code == 2 and one_error_line(err).endswith(
+        f"cannot read -: byte {len(data) - 2} is not UTF-8 text"
+    )
     assert record_count(data_dir) == 0
 
 

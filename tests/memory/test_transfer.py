@@ -131,6 +131,7 @@ async def test_a_confirmed_line_may_replace_a_confirmed_record(service, store, e
         ({"diff": "+" * 64_001}, "diff is"),
         ({"symptom": "s" * 8_001}, "symptom is"),
         ({"memory_id": "not-a-uuid"}, "not a UUID"),
+        ({"response_id": "r" * 201}, "response_id is"),  # the one field left uncapped
     ],
 )
 async def test_a_full_line_is_held_to_the_live_stores_rules(service, store, changes, message):

@@ -371,10 +371,10 @@ def _read_lines(name: str) -> list[str]:
     a file that cannot be read is a usage error (exit 2), as `run --replay`'s is."""
     from memory.transfer import split_lines
 
-    if name == "-":
-        return split_lines(sys.stdin.read())
     try:
-        return split_lines(Path(name).read_text(encoding="utf-8"))
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        text = data.decode("utf-8")  # as bytes: stdin's and a file's bad byte, told alike
+        return split_lines(text.replace("\r\n", "\n").replace("\r", "\n"))
     except UnicodeDecodeError as exc:
         raise CommandError(f"cannot read {name}: byte {exc.start} is not UTF-8 text", 2) from exc
     except OSError as exc:  # the path once, not again inside the error's own text
