@@ -72,10 +72,12 @@ async def test_quit_mid_session_asks_stops_summarises_then_quits(settings, url, 
             answer.set()
             await wait_for_screen(pilot, SummaryModal)
             summary = str(app.screen.query_one("#summary").render())
+            title = str(app.screen.query_one(".dialog-title").render())
             assert app.is_running
             await pilot.press("enter")
             await wait_for(pilot, lambda: not app.is_running)
     assert summary.startswith("stopped (exit 3)") and len(server.requests) == 1
+    assert title == "The session before quitting"  # one session: it said "Sessions stopped"
     assert app.return_value == 3
 
 

@@ -24,7 +24,8 @@ class SummaryModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label("Sessions stopped · summary", classes="dialog-title")
+            what = "The session" if len(self.lines) == 1 else "The sessions"
+            yield Label(f"{what} before quitting", classes="dialog-title")
             yield Static("\n".join(self.lines) or "no session finished", id="summary")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Quit", variant="primary", id="quit")
