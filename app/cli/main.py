@@ -298,8 +298,9 @@ def ledger_flags(ledger: argparse.ArgumentParser) -> None:
 
 def config_flags(configuration: argparse.ArgumentParser) -> None:
     configuration.description = (
-        "The config file keeps the theme, memory_url, scope and budget_usd "
-        "between runs. The environment and flags override it."
+        "The config file keeps the theme, memory_url, scope and budget_usd (each live "
+        "session's limit, as --budget-usd; ASTRA_BUDGET_USD is another: all live sessions' "
+        "together) between runs. The environment and flags override it."
     )
     actions = configuration.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("path", help="where the config file is")
